@@ -1,0 +1,25 @@
+import { Command } from 'commander';
+import { createDatabase } from '../../warehouse/database.js';
+import { ensureDatabase, migrateToLatest } from '../../warehouse/migrate.js';
+import type { CliContext } from '../context.js';
+
+export function migrateCommand(context: CliContext): Command {
+  return new Command('migrate')
+    .description('create the database if it is missing and apply pending migrations (safe to repeat and to run concurrently)')
+    .action(async () => {
+      const config = context.config();
+      const url = config.databaseUrl.reveal();
+      const { created } = await ensureDatabase(url);
+      const db = createDatabase({ url, maxConnections: 2 });
+      try {
+        const { applied } = await migrateToLatest(db);
+        const database = new URL(url).pathname.slice(1);
+        context.stdout.write(
+          `${created ? `created database ${database}; ` : ''}` +
+            (applied.length === 0 ? 'schema rewards is up to date\n' : `applied ${applied.join(', ')}\n`),
+        );
+      } finally {
+        await db.destroy();
+      }
+    });
+}

@@ -1,0 +1,32 @@
+import { loadConfig, secretValues, type Config } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
+
+/** What every command gets: the environment it runs in, its output streams, and lazy config. */
+export interface CliContext {
+  env: Record<string, string | undefined>;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Parses the environment on first use; throws ConfigError (exit 2) naming a bad variable. */
+  config(): Config;
+  logger(): Logger;
+}
+
+export function createCliContext(env: Record<string, string | undefined>): CliContext {
+  let config: Config | undefined;
+  let logger: Logger | undefined;
+  const context: CliContext = {
+    env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    config() {
+      config ??= loadConfig(env);
+      return config;
+    },
+    logger() {
+      const current = context.config();
+      logger ??= createLogger({ level: current.logLevel, secrets: secretValues(current) });
+      return logger;
+    },
+  };
+  return context;
+}

@@ -1,0 +1,55 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config.js';
+import { packageVersion } from '../package-info.js';
+import { CliExit, ExitCode } from './exit-codes.js';
+import { createCliContext, type CliContext } from './context.js';
+import { registerCommands } from './commands.js';
+
+export function buildProgram(context: CliContext): Command {
+  const program = new Command('rewards-etl')
+    .description('Mirror the dining-rewards partner API into a Postgres warehouse (schema "rewards").')
+    .version(packageVersion())
+    .showHelpAfterError('(run rewards-etl --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => context.stdout.write(text),
+      writeErr: (text) => context.stderr.write(text),
+    })
+    .addHelpText(
+      'after',
+      '\nConfiguration comes from the environment (.env is read when present); see README.md.\n' +
+        'Exit codes: 0 success, 1 the work failed, 2 bad usage or configuration, 3 verify found a mismatch.',
+    );
+  registerCommands(program, context);
+  return program;
+}
+
+/** Runs the CLI and returns the exit code; never calls process.exit itself (tests call this). */
+export async function runCli(argv: string[], context: CliContext): Promise<number> {
+  const program = buildProgram(context);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ExitCode.ok;
+  } catch (error) {
+    return exitCodeFor(error, context);
+  }
+}
+
+function exitCodeFor(error: unknown, context: CliContext): number {
+  if (error instanceof CommanderError) {
+    // --help and --version end through here with exit code 0.
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  if (error instanceof ConfigError) {
+    context.stderr.write(`rewards-etl: configuration error: ${error.message}\n`);
+    return ExitCode.usage;
+  }
+  if (error instanceof CliExit) {
+    if (error.message !== '') context.stderr.write(`rewards-etl: ${error.message}\n`);
+    return error.code;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  context.stderr.write(`rewards-etl: ${message}\n`);
+  return ExitCode.failed;
+}
+

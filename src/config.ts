@@ -1,0 +1,283 @@
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+import { packageVersion } from './package-info.js';
+import { Secret } from './secret.js';
+
+/** A bad setting: the CLI exits 2 with this message, which names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const duration = z.string().transform((text, ctx) => {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const positiveDuration = duration.refine((ms) => ms > 0, 'must be longer than 0');
+
+const url = (protocols: string[]) =>
+  z.string().refine((text) => {
+    try {
+      return protocols.includes(new URL(text).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL (${protocols.join(' or ')})`);
+
+const positiveNumber = z.string().transform((text, ctx) => {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a positive number` });
+    return z.NEVER;
+  }
+  return value;
+});
+
+const integerIn = (min: number, max: number) =>
+  z.string().transform((text, ctx) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || value < min || value > max) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not a whole number from ${min} to ${max}` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const fraction = z.string().transform((text, ctx) => {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a number from 0 to 1` });
+    return z.NEVER;
+  }
+  return value;
+});
+
+const isoInstant = z.string().transform((text, ctx) => {
+  const date = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not an ISO 8601 date-time` });
+    return z.NEVER;
+  }
+  return date;
+});
+
+const secret = z
+  .string()
+  .min(1)
+  .transform((text) => new Secret(text));
+
+const encryptionKey = z.string().transform((text, ctx) => {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== text.trim().replace(/=+$/, '')) {
+    ctx.addIssue({ code: 'custom', message: 'must be 32 bytes encoded as base64 (try: openssl rand -base64 32)' });
+    return z.NEVER;
+  }
+  return new Secret(bytes);
+});
+
+/** Every environment variable we read, with its default; the single place that knows their names. */
+const envSchema = z.object({
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/rewards_etl'),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-" only')
+    .default('rewards-etl'),
+  SVC_API_BASE_URL: url(['http:', 'https:'])
+    .refine((text) => /\/v1\/?$/.test(text), 'must end in /v1')
+    .optional(),
+  SVC_API_KEY: secret.optional(),
+  SVC_USER_AGENT: z.string().trim().min(1, 'must not be empty').optional(),
+  SVC_OAUTH_CLIENT_ID: z.string().min(1).optional(),
+  SVC_OAUTH_CLIENT_SECRET: secret.optional(),
+  SVC_OAUTH_REFRESH_TOKEN: secret.optional(),
+  SVC_OAUTH_TOKEN_URL: url(['http:', 'https:']).optional(),
+  SVC_OAUTH_REDIRECT_URI: url(['http:', 'https:']).optional(),
+  TOKEN_ENCRYPTION_KEY: encryptionKey.optional(),
+  SVC_RATE_LIMIT_RPS: positiveNumber.default(10),
+  SVC_PAGE_SIZE: integerIn(1, 10_000).default(100),
+  SVC_REQUEST_TIMEOUT: positiveDuration.default(30_000),
+  CHECKINS_START_AT: isoInstant.optional(),
+  CHECKINS_WINDOW: positiveDuration.default(3_600_000),
+  CHECKINS_SAFETY_LAG: duration.default(120_000),
+  CHECKINS_LOOKBACK: duration.default(86_400_000),
+  CHECKINS_EVERY: positiveDuration.default(60_000),
+  RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
+  CHALLENGES_EVERY: positiveDuration.default(3_600_000),
+  LOCATIONS_EVERY: positiveDuration.default(86_400_000),
+  BALANCE_EVERY: positiveDuration.default(300_000),
+  PAYMENT_INTENTS_EVERY: positiveDuration.default(5_000),
+  ALERTS_EVERY: positiveDuration.default(5_000),
+  SNAPSHOT_MAX_DROP: fraction.default(0.2),
+  INTENT_POLL_SHARE: fraction.default(0.5),
+  ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
+  ALERT_WEBHOOK_SECRET: secret.optional(),
+  HTTP_PORT: integerIn(0, 65_535).default(9464),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+});
+
+type Env = z.output<typeof envSchema>;
+
+export interface OAuthConfig {
+  clientId: string;
+  clientSecret: Secret;
+  tokenUrl: string;
+  redirectUri: string | undefined;
+  refreshToken: Secret | undefined;
+  encryptionKey: Secret<Buffer>;
+}
+
+export interface Config {
+  databaseUrl: Secret; // may carry a password
+  redisUrl: Secret;
+  redisPrefix: string;
+  api: {
+    baseUrl: string | undefined;
+    apiKey: Secret | undefined;
+    userAgent: string;
+    rateLimitRps: number;
+    pageSize: number;
+    requestTimeoutMs: number;
+  };
+  oauth: OAuthConfig | undefined;
+  checkins: {
+    startAt: Date | undefined;
+    windowMs: number;
+    safetyLagMs: number;
+    lookbackMs: number;
+  };
+  schedules: {
+    checkinsMs: number;
+    restaurantsMs: number;
+    challengesMs: number;
+    locationsMs: number;
+    balanceMs: number;
+    paymentIntentsMs: number;
+    alertsMs: number;
+  };
+  snapshots: { maxDrop: number };
+  intents: { pollShare: number };
+  alerts: { webhookUrl: string | undefined; webhookSecret: Secret | undefined };
+  httpPort: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Values that must be scrubbed from any text we emit, whatever path they took. */
+export function secretValues(config: Config): string[] {
+  const values = [
+    config.api.apiKey?.reveal(),
+    config.oauth?.clientSecret.reveal(),
+    config.oauth?.refreshToken?.reveal(),
+    config.oauth?.encryptionKey.reveal().toString('base64'),
+    config.alerts.webhookSecret?.reveal(),
+  ];
+  return values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
+}
+
+/**
+ * Parses and validates the environment. Unset and empty variables take their defaults.
+ * Throws ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(
+    Object.keys(envSchema.shape).flatMap((name) => {
+      const value = env[name];
+      return value === undefined || value === '' ? [] : [[name, value]];
+    }),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? 'environment'), issue?.message ?? 'invalid');
+  }
+  return toConfig(parsed.data);
+}
+
+function toConfig(env: Env): Config {
+  const baseUrl = env.SVC_API_BASE_URL?.replace(/\/$/, '');
+  return {
+    databaseUrl: new Secret(env.DATABASE_URL),
+    redisUrl: new Secret(env.REDIS_URL),
+    redisPrefix: env.REDIS_PREFIX,
+    api: {
+      baseUrl,
+      apiKey: env.SVC_API_KEY,
+      userAgent: env.SVC_USER_AGENT ?? `rewards-etl/${packageVersion()}`,
+      rateLimitRps: env.SVC_RATE_LIMIT_RPS,
+      pageSize: env.SVC_PAGE_SIZE,
+      requestTimeoutMs: env.SVC_REQUEST_TIMEOUT,
+    },
+    oauth: toOAuthConfig(env, baseUrl),
+    checkins: {
+      startAt: env.CHECKINS_START_AT,
+      windowMs: env.CHECKINS_WINDOW,
+      safetyLagMs: env.CHECKINS_SAFETY_LAG,
+      lookbackMs: env.CHECKINS_LOOKBACK,
+    },
+    schedules: {
+      checkinsMs: env.CHECKINS_EVERY,
+      restaurantsMs: env.RESTAURANTS_EVERY,
+      challengesMs: env.CHALLENGES_EVERY,
+      locationsMs: env.LOCATIONS_EVERY,
+      balanceMs: env.BALANCE_EVERY,
+      paymentIntentsMs: env.PAYMENT_INTENTS_EVERY,
+      alertsMs: env.ALERTS_EVERY,
+    },
+    snapshots: { maxDrop: env.SNAPSHOT_MAX_DROP },
+    intents: { pollShare: env.INTENT_POLL_SHARE },
+    alerts: { webhookUrl: env.ALERT_WEBHOOK_URL, webhookSecret: env.ALERT_WEBHOOK_SECRET },
+    httpPort: env.HTTP_PORT,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+function toOAuthConfig(env: Env, baseUrl: string | undefined): OAuthConfig | undefined {
+  const { SVC_OAUTH_CLIENT_ID: clientId, SVC_OAUTH_CLIENT_SECRET: clientSecret } = env;
+  if (clientId === undefined && clientSecret === undefined) return undefined;
+  if (clientId === undefined) throw new ConfigError('SVC_OAUTH_CLIENT_ID', 'required with SVC_OAUTH_CLIENT_SECRET');
+  if (clientSecret === undefined) {
+    throw new ConfigError('SVC_OAUTH_CLIENT_SECRET', 'required with SVC_OAUTH_CLIENT_ID');
+  }
+  if (env.TOKEN_ENCRYPTION_KEY === undefined) {
+    throw new ConfigError('TOKEN_ENCRYPTION_KEY', 'required with OAuth (32 bytes, base64), to encrypt tokens at rest');
+  }
+  const tokenUrl = env.SVC_OAUTH_TOKEN_URL ?? (baseUrl === undefined ? undefined : `${baseUrl}/oauth/token`);
+  if (tokenUrl === undefined) {
+    throw new ConfigError('SVC_OAUTH_TOKEN_URL', 'required when SVC_API_BASE_URL is not set');
+  }
+  return {
+    clientId,
+    clientSecret,
+    tokenUrl,
+    redirectUri: env.SVC_OAUTH_REDIRECT_URI,
+    refreshToken: env.SVC_OAUTH_REFRESH_TOKEN,
+    encryptionKey: env.TOKEN_ENCRYPTION_KEY,
+  };
+}
+
+/** For commands that talk to the partner API: the base URL is required there (not for demo/simulator). */
+export function requireApiBaseUrl(config: Config): string {
+  if (config.api.baseUrl === undefined) {
+    throw new ConfigError('SVC_API_BASE_URL', 'required: the partner API base URL, ending in /v1');
+  }
+  return config.api.baseUrl;
+}
+
+export function requireApiKey(config: Config): Secret {
+  if (config.api.apiKey === undefined) {
+    throw new ConfigError('SVC_API_KEY', 'required: an API key minted with read:checkins, read:restaurant_challenges, read:balance');
+  }
+  return config.api.apiKey;
+}

@@ -1,0 +1,280 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+// Kysely types for schema `rewards`, in one place. pg returns numeric and int8 as strings
+// (exact), timestamptz as Date. Amount columns take digit strings: never JS numbers.
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Numeric = ColumnType<string, string | bigint, string | bigint>;
+type Int8 = ColumnType<string, string | number | bigint, string | number | bigint>;
+type Json = ColumnType<unknown, string, string>; // write JSON.stringify'd text: keeps big numbers exact
+type TextArray = ColumnType<string[], string[], string[]>;
+
+export interface RestaurantsTable {
+  id: string;
+  name: string;
+  cuisine: ColumnType<string[], string[] | undefined, string[]>;
+  cohort: string | null;
+  price: number | null;
+  tags: ColumnType<unknown, string | undefined, string>;
+  asset: Json | null;
+  website_url: string | null;
+  instagram_url: string | null;
+  created_at: Timestamp | null;
+  updated_at: Timestamp | null;
+  raw: Json;
+  content_hash: string;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+  deleted_at: Timestamp | null;
+}
+
+export interface NeighborhoodsTable {
+  id: string;
+  name: string;
+  region: string | null;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+}
+
+export interface LocationsTable {
+  id: string;
+  restaurant_id: string | null;
+  neighborhood_id: string | null;
+  name: string | null;
+  slug: string | null;
+  street: string | null;
+  street2: string | null;
+  city: string | null;
+  state: string | null;
+  zipcode: string | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  phone_number: string | null;
+  time_zone: string | null;
+  payments_enabled: boolean | null;
+  is_club: boolean | null;
+  reservation_url: string | null;
+  reservations_enabled: boolean | null;
+  google_place_id: string | null;
+  created_at: Timestamp | null;
+  updated_at: Timestamp | null;
+  raw: Json;
+  content_hash: string;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+  last_refreshed_at: Timestamp | null;
+  deleted_at: Timestamp | null;
+}
+
+export interface LocationOpenHoursTable {
+  location_id: string;
+  hours: Json;
+  fetched_at: Timestamp;
+}
+
+export interface CheckInsTable {
+  id: string;
+  location_id: string;
+  restaurant_id: string;
+  svc_pay_enabled: boolean;
+  created_at: Timestamp;
+  ended_at: Timestamp | null;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+}
+
+export interface ChallengesTable {
+  id: string;
+  restaurant_id: string;
+  type: string;
+  title: string | null;
+  description: string | null;
+  image: string | null;
+  threshold: Json;
+  spend_threshold_value: Numeric | null;
+  spend_threshold_currency: string | null;
+  minimum_spend_value: Numeric | null;
+  minimum_spend_currency: string | null;
+  dine_threshold: number | null;
+  referral_threshold: number | null;
+  token_reward_value: Numeric | null;
+  token_reward_currency: string | null;
+  start_time: Timestamp | null;
+  end_time: Timestamp | null;
+  terms: TextArray;
+  accepted_currencies: TextArray;
+  created_at: Timestamp | null;
+  updated_at: Timestamp | null;
+  raw: Json;
+  content_hash: string;
+  first_seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+  deleted_at: Timestamp | null;
+}
+
+/** SCD type 2: one row per distinct version; `valid_to` null marks the current one. */
+export interface HistoryTable {
+  id: string;
+  valid_from: Timestamp;
+  valid_to: Timestamp | null;
+  content_hash: string;
+  raw: Json;
+}
+
+export interface BalanceSnapshotsTable {
+  account_balance_id: string;
+  observed_at: Timestamp;
+  owner_id: string;
+  owner_type: string | null;
+  balance_value: Numeric;
+  balance_currency: string;
+  balance_usd_cents: Int8 | null;
+}
+
+export interface PaymentIntentsTable {
+  id: string;
+  payer_account_balance_id: string | null;
+  payee_account_balance_id: string | null;
+  amount_value: Numeric | null;
+  amount_currency: string | null;
+  description: string | null;
+  status: string;
+  expires_at: Timestamp | null;
+  canceled_at: Timestamp | null;
+  paid_at: Timestamp | null;
+  refunded_at: Timestamp | null;
+  metadata: Json | null;
+  created_at: Timestamp | null;
+  updated_at: Timestamp | null;
+  first_seen_at: DefaultedTimestamp;
+  last_polled_at: Timestamp | null;
+  next_poll_at: Timestamp | null;
+  poll_count: Generated<number>;
+}
+
+export interface PaymentIntentTransitionsTable {
+  id: Generated<string>;
+  payment_intent_id: string;
+  from_status: string | null;
+  to_status: string;
+  observed_at: Timestamp;
+}
+
+export interface AlertsTable {
+  id: string;
+  type: string;
+  payment_intent_id: string;
+  payload: Json;
+  created_at: DefaultedTimestamp;
+  delivered_at: Timestamp | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+  next_attempt_at: DefaultedTimestamp;
+  failed_at: Timestamp | null;
+}
+
+export type SyncWindowStatus = 'pending' | 'running' | 'complete' | 'failed';
+
+export interface SyncWindowsTable {
+  stream: string;
+  window_start: Timestamp;
+  window_end: Timestamp;
+  status: ColumnType<SyncWindowStatus, SyncWindowStatus | undefined, SyncWindowStatus>;
+  api_total_count: number | null;
+  rows_seen: Generated<number>;
+  rows_rejected: Generated<number>;
+  pages: Generated<number>;
+  next_page: Generated<number>;
+  first_total_count: number | null;
+  repages: Generated<number>;
+  attempts: Generated<number>;
+  completed_at: Timestamp | null;
+  verified_at: Timestamp | null;
+  last_error: string | null;
+  updated_at: DefaultedTimestamp;
+}
+
+export interface SyncStateTable {
+  stream: string;
+  watermark: Timestamp | null;
+  state: ColumnType<unknown, string | undefined, string>;
+  updated_at: DefaultedTimestamp;
+}
+
+export type SyncRunStatus = 'running' | 'succeeded' | 'failed' | 'partial';
+
+export interface SyncRunsTable {
+  id: Generated<string>;
+  stream: string;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  status: ColumnType<SyncRunStatus, SyncRunStatus | undefined, SyncRunStatus>;
+  requests: Generated<number>;
+  rows: Generated<number>;
+  error: string | null;
+  details: ColumnType<unknown, string | undefined, string>;
+}
+
+export interface RejectedRecordsTable {
+  id: Generated<string>;
+  stream: string;
+  record_id: string | null;
+  reason: string;
+  payload: Json | null;
+  payload_hash: string;
+  seen_at: DefaultedTimestamp;
+  last_seen_at: DefaultedTimestamp;
+  times_seen: Generated<number>;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  refresh_token_encrypted: string | null;
+  access_token_encrypted: string | null;
+  access_token_expires_at: Timestamp | null;
+  generation: Generated<number>;
+  last_refreshed_at: Timestamp | null;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  updated_at: DefaultedTimestamp;
+}
+
+export interface CheckInsDailyView {
+  day: Date;
+  restaurant_id: string;
+  location_id: string;
+  check_ins: number;
+  svc_pay_check_ins: number;
+  median_visit_minutes: number | null;
+}
+
+export interface DB {
+  'rewards.restaurants': RestaurantsTable;
+  'rewards.neighborhoods': NeighborhoodsTable;
+  'rewards.locations': LocationsTable;
+  'rewards.location_open_hours': LocationOpenHoursTable;
+  'rewards.check_ins': CheckInsTable;
+  'rewards.challenges': ChallengesTable;
+  'rewards.restaurants_history': HistoryTable;
+  'rewards.locations_history': HistoryTable;
+  'rewards.challenges_history': HistoryTable;
+  'rewards.balance_snapshots': BalanceSnapshotsTable;
+  'rewards.payment_intents': PaymentIntentsTable;
+  'rewards.payment_intent_transitions': PaymentIntentTransitionsTable;
+  'rewards.alerts': AlertsTable;
+  'rewards.sync_windows': SyncWindowsTable;
+  'rewards.sync_state': SyncStateTable;
+  'rewards.sync_runs': SyncRunsTable;
+  'rewards.rejected_records': RejectedRecordsTable;
+  'rewards.oauth_tokens': OAuthTokensTable;
+  'rewards.check_ins_daily': CheckInsDailyView;
+}
+
+export type Restaurant = Selectable<RestaurantsTable>;
+export type NewCheckIn = Insertable<CheckInsTable>;
+export type SyncWindow = Selectable<SyncWindowsTable>;
+export type SyncWindowUpdate = Updateable<SyncWindowsTable>;
+export type PaymentIntentRow = Selectable<PaymentIntentsTable>;
+export type AlertRow = Selectable<AlertsTable>;

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createDatabase } from '../../src/warehouse/database.js';
+import type { DB } from '../../src/warehouse/schema.js';
+import { ADMIN_URL, databaseUrl } from './postgres.js';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  db: Kysely<DB>;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one test file (cloned from the run's template). */
+export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+  const name = `rewards_etl_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  // Per test run, made by global-setup.ts, so two runs on one machine never share a template.
+  await adminQuery(`create database ${name} template ${inject('templateDatabase')}`);
+  const url = databaseUrl(name);
+  const db = createDatabase({ url, maxConnections: 5 });
+  return {
+    name,
+    url,
+    db,
+    async drop() {
+      await db.destroy();
+      await adminQuery(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+/** A database name that does not exist yet, for tests of `migrate` creating it. */
+export function freshDatabaseUrl(label = 'fresh'): { name: string; url: string; drop(): Promise<void> } {
+  const name = `rewards_etl_${label}_${randomBytes(4).toString('hex')}`;
+  return { name, url: databaseUrl(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  // Cloning fails while another session is connected to the template; retry briefly.
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: ADMIN_URL });
+    await client.connect();
+    try {
+      await client.query(text);
+      return;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== '55006' || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    } finally {
+      await client.end();
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/chaos/**', 'node_modules/**'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    // Integration tests share two cores with Postgres, Redis and the simulator.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
