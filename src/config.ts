@@ -113,6 +113,8 @@ const envSchema = z.object({
   CHECKINS_WINDOW: positiveDuration.default(3_600_000),
   CHECKINS_SAFETY_LAG: duration.default(120_000),
   CHECKINS_LOOKBACK: duration.default(86_400_000),
+  CHECKINS_LOOKBACK_EVERY: positiveDuration.default(900_000),
+  CHECKINS_SPLIT_PAGES: integerIn(1, 100_000).default(50),
   CHECKINS_EVERY: positiveDuration.default(60_000),
   RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
   CHALLENGES_EVERY: positiveDuration.default(3_600_000),
@@ -157,6 +159,10 @@ export interface Config {
     windowMs: number;
     safetyLagMs: number;
     lookbackMs: number;
+    /** How often a complete window inside the look-back is probed again. */
+    lookbackEveryMs: number;
+    /** A window whose first page says it holds more than this many pages is split. */
+    splitPages: number;
   };
   schedules: {
     checkinsMs: number;
@@ -225,6 +231,8 @@ function toConfig(env: Env): Config {
       windowMs: env.CHECKINS_WINDOW,
       safetyLagMs: env.CHECKINS_SAFETY_LAG,
       lookbackMs: env.CHECKINS_LOOKBACK,
+      lookbackEveryMs: env.CHECKINS_LOOKBACK_EVERY,
+      splitPages: env.CHECKINS_SPLIT_PAGES,
     },
     schedules: {
       checkinsMs: env.CHECKINS_EVERY,

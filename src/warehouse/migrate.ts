@@ -33,7 +33,7 @@ export async function ensureDatabase(url: string): Promise<{ created: boolean }>
 
 function createMigrator(db: Kysely<DB>): Migrator {
   return new Migrator({
-    db: db as unknown as Kysely<unknown>,
+    db,
     provider: { getMigrations: () => Promise.resolve(migrations) },
     migrationTableSchema: MIGRATION_TABLE_SCHEMA,
   });

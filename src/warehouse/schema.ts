@@ -194,6 +194,12 @@ export interface SyncWindowsTable {
   verified_at: Timestamp | null;
   last_error: string | null;
   updated_at: DefaultedTimestamp;
+  cursor_before: Timestamp | null;
+  cursor_page: Generated<number>;
+  attempt_started_at: Timestamp | null;
+  rows_removed: Generated<number>;
+  last_checked_at: Timestamp | null;
+  next_attempt_at: Timestamp | null;
 }
 
 export interface SyncStateTable {

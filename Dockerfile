@@ -1,0 +1,18 @@
+# The image runs on a current LTS; the package itself supports Node >= 20.
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY jobs ./jobs
+COPY migrations ./migrations
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+
+FROM node:22-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 9464
+ENTRYPOINT ["node", "dist/src/cli/main.js"]

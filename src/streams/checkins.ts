@@ -1,0 +1,340 @@
+import type { PartnerApi, PageStream } from '../api/partner-api.js';
+import type { CheckIn } from '../api/records/index.js';
+import { advanceWatermark, nextKeysetBound, planWindows, splitWindow, windowKey, type Window } from '../sync/windows.js';
+import { countWindowRows, deleteUnseenWindowRows, upsertCheckInPage } from '../warehouse/check-ins.js';
+import { upsertEmbeddedLocations } from '../warehouse/locations.js';
+import { storeRejections } from '../warehouse/rejected-records.js';
+import type { SyncWindow } from '../warehouse/schema.js';
+import { withAdvisoryLock } from '../warehouse/sync-runs.js';
+import {
+  beginAttempt,
+  completeWindow,
+  dueWindows,
+  failWindow,
+  insertPlannedWindows,
+  knownWindowsOverlapping,
+  loadCheckinsState,
+  loadWindow,
+  markChecked,
+  recordPage,
+  releaseWindow,
+  replaceWithParts,
+  resetForRepage,
+  saveCheckinsState,
+  windowOf,
+  windowsInRange,
+} from '../warehouse/sync-windows.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+export type CheckinsDeps = StreamDeps<Pick<PartnerApi, 'checkInPages' | 'countCheckIns'>>;
+
+const DEFAULT_START_MS = 30 * 86_400_000;
+const MAX_REPAGES = 3;
+
+export type WindowOutcome =
+  | { status: 'complete'; window: Window; rows: number; requests: number; removed: number; repages: number }
+  | { status: 'split'; window: Window; parts: Window[]; requests: number }
+  | { status: 'failed'; window: Window; requests: number; error: string }
+  | { status: 'skipped'; window: Window; reason: 'locked' | 'missing' | 'already complete'; requests: 0 };
+
+/**
+ * Plans the windows of [from, to) that no known window covers yet (so a backfill over an
+ * already-synced period adds only its gaps) and moves the frontier. Under a lock: two planners
+ * racing would otherwise cut the same period into overlapping windows.
+ */
+export async function planCheckinWindows(
+  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config'>,
+  range: { from?: Date; to?: Date } = {},
+): Promise<{ planned: number; from: Date; to: Date }> {
+  const { db, clock, config } = deps;
+  const result = await withAdvisoryLock(db, 'checkins-planner', async () => {
+    const now = clock.now();
+    const state = await loadCheckinsState(db);
+    const from =
+      range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS);
+    const to = range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs);
+    const known = await knownWindowsOverlapping(db, from, to);
+    const windows = gaps({ start: from.getTime(), end: to.getTime() }, known).flatMap((gap) =>
+      planWindows(gap.start, gap.end, config.checkins.windowMs),
+    );
+    const planned = await insertPlannedWindows(db, windows);
+    const frontier = state.frontier === null || to > state.frontier ? to : state.frontier;
+    const watermark = state.watermark ?? (from < to ? from : null);
+    await saveCheckinsState(db, { watermark, frontier }, now);
+    return { planned, from, to };
+  });
+  if (!result.acquired) return { planned: 0, from: range.from ?? new Date(0), to: range.to ?? new Date(0) };
+  return result.value;
+}
+
+/** The parts of `range` that no window in `known` (sorted by start) covers. */
+export function gaps(range: Window, known: readonly Window[]): Window[] {
+  const out: Window[] = [];
+  let cursor = range.start;
+  for (const window of known) {
+    if (window.start > cursor) out.push({ start: cursor, end: Math.min(window.start, range.end) });
+    cursor = Math.max(cursor, window.end);
+    if (cursor >= range.end) break;
+  }
+  if (cursor < range.end) out.push({ start: cursor, end: range.end });
+  return out.filter((gap) => gap.start < gap.end);
+}
+
+async function firstPageOf<T>(stream: PageStream<T>) {
+  for await (const page of stream) return page;
+  throw new Error('the page stream yielded no page');
+}
+
+/**
+ * Pages one closed window into the warehouse, newest first, resuming from its checkpoint.
+ *
+ * Page numbers shift when rows arrive above the read position (newest first), so instead of
+ * asking for page 1, 2, … we move the exclusive `created_before` bound down to the oldest row
+ * read (+1 ms to keep ties) and ask for page 0 again: rows arriving meanwhile are newer than
+ * the bound and cannot push unread rows onto a page we have passed. Page numbers are used
+ * only inside one instant that fills a whole page.
+ *
+ * Each page is one transaction: its rows, its embedded locations, its rejections and the
+ * window's checkpoint, so a crash resumes at the next page. At the end, the rows seen in this
+ * attempt plus rejections must equal the API's total_count; otherwise the window is re-paged
+ * (bounded) and what happened is recorded on its row.
+ */
+export async function pageWindow(
+  deps: CheckinsDeps,
+  window: Window,
+  options: { force?: boolean } = {},
+): Promise<WindowOutcome> {
+  const { db } = deps;
+  const locked = await withAdvisoryLock(db, `checkins-window:${windowKey(window)}`, async (): Promise<WindowOutcome> => {
+    const existing = await loadWindow(db, window);
+    if (existing === undefined) return { status: 'skipped', window, reason: 'missing', requests: 0 };
+    if (existing.status === 'complete' && options.force !== true) {
+      return { status: 'skipped', window, reason: 'already complete', requests: 0 };
+    }
+    try {
+      return await pageAttempts(deps, window, await beginAttempt(db, window, deps.clock.now()));
+    } catch (error) {
+      if (deps.signal?.aborted === true) {
+        // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
+        await releaseWindow(db, window, deps.clock.now());
+        throw error;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      const row = await loadWindow(db, window);
+      const now = deps.clock.now();
+      await failWindow(db, window, message, now, new Date(now.getTime() + retryDelayMs(row?.attempts ?? 1)));
+      deps.logger.warn({ window: describe(window), err: error }, 'check-in window failed; it will be retried');
+      return { status: 'failed', window, requests: 0, error: message };
+    }
+  });
+  return locked.acquired ? locked.value : { status: 'skipped', window, reason: 'locked', requests: 0 };
+}
+
+/** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+}
+
+async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWindow): Promise<WindowOutcome> {
+  const { db, api, clock, signal } = deps;
+  let row = started;
+  let requests = 0;
+  let rows = 0;
+  for (let repage = 0; ; repage++) {
+    const paged = await pageToEnd(deps, window, row);
+    requests += paged.requests;
+    rows += paged.rows;
+    if (paged.split !== undefined) return { status: 'split', window, parts: paged.split, requests };
+
+    row = (await loadWindow(db, window)) ?? row;
+    const attemptStart = row.attempt_started_at ?? clock.now();
+    const counts = await countWindowRows(db, new Date(window.start), new Date(window.end), attemptStart);
+    const accounted = counts.seenSince + row.rows_rejected;
+    let apiTotal = row.first_total_count ?? -1;
+    if (accounted !== apiTotal) {
+      // The count moved while we paged (late arrival, removal): ask again before deciding.
+      apiTotal = await api.countCheckIns({ createdAfter: new Date(window.start), createdBefore: new Date(window.end), signal });
+      requests++;
+    }
+    const now = clock.now();
+    if (accounted === apiTotal) {
+      // Consistent: every row of the window was met in this attempt, so rows not met are gone.
+      const removed = await deleteUnseenWindowRows(db, new Date(window.start), new Date(window.end), attemptStart);
+      await completeWindow(db, window, { apiTotalCount: apiTotal, rowsRemoved: removed, now });
+      if (removed > 0) deps.logger.info({ window: describe(window), removed }, 'check-ins no longer in the feed were removed');
+      deps.metrics.rowsIngested.inc({ stream: 'checkins' }, rows);
+      return { status: 'complete', window, rows, requests, removed, repages: repage };
+    }
+    const reason = `count moved while paging: api total_count ${apiTotal}, seen ${counts.seenSince} + ${row.rows_rejected} rejected`;
+    if (repage >= MAX_REPAGES) throw new Error(`${reason}; gave up after ${MAX_REPAGES} re-pages`);
+    deps.logger.info({ window: describe(window), apiTotal, seen: counts.seenSince }, 'page shift detected; re-paging window');
+    await resetForRepage(db, window, { now, reason, countAsRepage: true, status: 'running' });
+    row = (await loadWindow(db, window)) ?? row;
+  }
+}
+
+async function pageToEnd(
+  deps: CheckinsDeps,
+  window: Window,
+  row: SyncWindow,
+): Promise<{ requests: number; rows: number; split?: Window[] }> {
+  const { db, api, clock, config, signal } = deps;
+  const pageSize = config.api.pageSize;
+  let before = row.cursor_before?.getTime() ?? window.end;
+  let page = row.cursor_page;
+  let firstOfAttempt = row.first_total_count === null && page === 0 && before === window.end;
+  const rejectionsSeen = new Set<string>();
+  let requests = 0;
+  let rows = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    const result = await firstPageOf(
+      api.checkInPages({
+        createdAfter: new Date(window.start),
+        createdBefore: new Date(before),
+        startPage: page,
+        pageSize,
+        signal,
+      }),
+    );
+    requests++;
+    const total = result.pagination.totalCount;
+    if (firstOfAttempt) {
+      const parts = splitWindow(window, total, config.checkins.splitPages * result.pagination.pageSize);
+      if (parts.length > 1) {
+        await replaceWithParts(db, window, parts);
+        deps.logger.info({ window: describe(window), total, parts: parts.length }, 'window too large; split');
+        return { requests, rows, split: parts };
+      }
+    }
+    const records: CheckIn[] = result.records;
+    const done = result.pagination.nextPage === null || records.length + result.rejections.length === 0;
+    let nextBefore = before;
+    let nextPage = page + 1;
+    const oldest = records.reduce((min, r) => Math.min(min, r.createdAt.getTime()), Number.POSITIVE_INFINITY);
+    if (!done && Number.isFinite(oldest)) {
+      const bound = nextKeysetBound(before, oldest);
+      if (bound !== null) {
+        nextBefore = bound;
+        nextPage = 0;
+      }
+    }
+    const fresh = result.rejections.filter((r) => {
+      const key = r.recordId ?? JSON.stringify(r.payload);
+      if (rejectionsSeen.has(key)) return false;
+      rejectionsSeen.add(key);
+      return true;
+    });
+    const seenAt = clock.now();
+    await db.transaction().execute(async (trx) => {
+      await upsertCheckInPage(trx, records, seenAt);
+      await upsertEmbeddedLocations(
+        trx,
+        records.map((record) => record.location),
+        seenAt,
+      );
+      await storeRejections(trx, 'checkins', result.rejections, seenAt);
+      await recordPage(trx, window, {
+        cursorBefore: new Date(nextBefore),
+        cursorPage: nextPage,
+        rows: records.length,
+        rejected: fresh.length,
+        apiTotalCount: total,
+        now: seenAt,
+        ...(firstOfAttempt ? { firstTotalCount: total } : {}),
+      });
+    });
+    if (fresh.length > 0) deps.metrics.recordsRejected.inc({ stream: 'checkins' }, fresh.length);
+    rows += records.length;
+    if (done) return { requests, rows };
+    before = nextBefore;
+    page = nextPage;
+    firstOfAttempt = false;
+  }
+}
+
+/**
+ * Look-back: complete windows inside CHECKINS_LOOKBACK not checked for CHECKINS_LOOKBACK_EVERY.
+ * A window holding ongoing visits is re-paged (only a read shows ended_at); any other is probed
+ * with one page_size=1 request and re-paged only when the API's count differs from ours.
+ */
+export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: number; repaged: number }> {
+  const { db, api, clock, config, signal } = deps;
+  const now = clock.now();
+  const since = new Date(now.getTime() - config.checkins.lookbackMs);
+  const checkedBefore = now.getTime() - config.checkins.lookbackEveryMs;
+  const candidates = (await windowsInRange(db, {}, ['complete'])).filter(
+    (row) => row.window_end > since && (row.last_checked_at === null || row.last_checked_at.getTime() <= checkedBefore),
+  );
+  let probes = 0;
+  let repaged = 0;
+  for (const row of candidates) {
+    signal?.throwIfAborted();
+    const window = windowOf(row);
+    const counts = await countWindowRows(db, row.window_start, row.window_end, null);
+    let reason: string | null = counts.ongoing > 0 ? `look-back: ${counts.ongoing} ongoing visits` : null;
+    if (reason === null) {
+      const apiTotal = await api.countCheckIns({ createdAfter: row.window_start, createdBefore: row.window_end, signal });
+      probes++;
+      if (apiTotal !== counts.total + row.rows_rejected) reason = `look-back: api total_count ${apiTotal}, warehouse ${counts.total}`;
+      else await markChecked(db, window, now, apiTotal);
+    }
+    if (reason !== null) {
+      await resetForRepage(db, window, { now, reason, countAsRepage: false });
+      repaged++;
+    }
+  }
+  return { probes, repaged };
+}
+
+/** Moves the low watermark across contiguous complete windows; never backwards. */
+export async function updateWatermark(deps: Pick<CheckinsDeps, 'db' | 'clock'>): Promise<Date | null> {
+  const { db, clock } = deps;
+  const state = await loadCheckinsState(db);
+  if (state.watermark === null) return null;
+  const ahead = await windowsInRange(db, { from: state.watermark });
+  const moved = advanceWatermark(
+    state.watermark.getTime(),
+    ahead.map((row) => ({ ...windowOf(row), status: row.status })),
+  );
+  if (moved === state.watermark.getTime()) return state.watermark;
+  const watermark = new Date(moved);
+  await saveCheckinsState(db, { ...state, watermark }, clock.now());
+  return watermark;
+}
+
+/** `run checkins`: plan, look back, page every due window in this process, move the watermark. */
+export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> {
+  const plan = await planCheckinWindows(deps);
+  const lookback = await recheckLookback(deps);
+  const tally = { complete: 0, split: 0, failed: 0, skipped: 0 };
+  let rows = 0;
+  let requests = lookback.probes;
+  // Splits add new due windows, so keep taking due windows until none is left.
+  for (let round = 0; round < 20; round++) {
+    const due = await dueWindows(deps.db, deps.clock.now());
+    const mine = due.filter((row) => row.status !== 'failed' || round === 0);
+    if (mine.length === 0) break;
+    let progressed = false;
+    for (const row of mine) {
+      const outcome = await pageWindow(deps, windowOf(row));
+      requests += outcome.requests;
+      tally[outcome.status]++;
+      if (outcome.status === 'complete') rows += outcome.rows;
+      if (outcome.status === 'complete' || outcome.status === 'split') progressed = true;
+    }
+    if (!progressed) break;
+  }
+  const watermark = await updateWatermark(deps);
+  return {
+    status: tally.failed > 0 ? 'partial' : 'succeeded',
+    rows,
+    requests,
+    details: { planned: plan.planned, ...tally, lookbackProbes: lookback.probes, lookbackRepaged: lookback.repaged, watermark },
+    ...(tally.failed > 0 ? { error: `${tally.failed} window(s) failed and will be retried` } : {}),
+  };
+}
+
+function describe(window: Window): string {
+  return `${new Date(window.start).toISOString()}..${new Date(window.end).toISOString()}`;
+}

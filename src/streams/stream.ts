@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { PipelineMetrics } from '../metrics.js';
+import type { DB } from '../warehouse/schema.js';
+
+/** The streams of CONTRACT.md, in the order `run all` takes them. */
+export const STREAM_NAMES = [
+  'restaurants',
+  'checkins',
+  'locations',
+  'challenges',
+  'balance',
+  'payment_intents',
+  'alerts',
+] as const;
+export type StreamName = (typeof STREAM_NAMES)[number];
+
+export function isStreamName(name: string): name is StreamName {
+  return (STREAM_NAMES as readonly string[]).includes(name);
+}
+
+/** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
+export interface StreamDeps<Api> {
+  db: Kysely<DB>;
+  redis: Redis;
+  api: Api;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  metrics: PipelineMetrics;
+  signal?: AbortSignal;
+}
+
+export interface PassOutcome {
+  status: 'succeeded' | 'partial' | 'failed';
+  rows: number;
+  requests?: number;
+  /** Shown in sync_runs.details and `status`: what a person needs to know about this pass. */
+  details?: Record<string, unknown>;
+  error?: string;
+}

@@ -1,0 +1,104 @@
+// Pure planning for the check-in feed: which closed windows to page, how to split one that is
+// too large, and how far the watermark may move. No I/O here; the stream calls these.
+
+/** A half-open interval [start, end) of `created_at`, the API's own filter semantics:
+ * `created_after` is inclusive and `created_before` exclusive, so adjacent windows never
+ * share or miss a record. Times are epoch milliseconds. */
+export interface Window {
+  start: number;
+  end: number;
+}
+
+/** Smallest window we split down to: below this, a large window is paged as is. */
+export const MIN_SPLIT_MS = 60_000;
+
+/**
+ * Cuts [from, to) into windows on a grid of `windowMs` aligned to the Unix epoch, so the same
+ * instant always falls in the same window whichever process plans it (deterministic job ids).
+ * The first and last windows may be partial; nothing is planned when from >= to.
+ */
+export function planWindows(from: number, to: number, windowMs: number): Window[] {
+  if (!(windowMs > 0)) throw new RangeError('windowMs must be positive');
+  const windows: Window[] = [];
+  let start = from;
+  while (start < to) {
+    const gridEnd = (Math.floor(start / windowMs) + 1) * windowMs;
+    const end = Math.min(gridEnd, to);
+    windows.push({ start, end });
+    start = end;
+  }
+  return windows;
+}
+
+/**
+ * Splits a window whose `total_count` is too large to page comfortably into `2^k` equal parts,
+ * enough for each to hold about `targetRows`. Equal halves keep it deterministic; the caller
+ * splits again if a part is still too large (the feed is not uniform).
+ */
+export function splitWindow(window: Window, totalCount: number, targetRows: number): Window[] {
+  const length = window.end - window.start;
+  if (totalCount <= targetRows || length < 2 * MIN_SPLIT_MS) return [window];
+  let parts = 2;
+  while (parts < 64 && totalCount / parts > targetRows && length / (parts * 2) >= MIN_SPLIT_MS) parts *= 2;
+  const cuts = Array.from({ length: parts + 1 }, (_, i) =>
+    i === parts ? window.end : window.start + Math.floor((length * i) / parts),
+  );
+  return cuts.slice(0, -1).map((start, i) => ({ start, end: cuts[i + 1] ?? window.end }));
+}
+
+export interface WindowState extends Window {
+  status: 'pending' | 'running' | 'complete' | 'failed';
+}
+
+/**
+ * The low watermark: it moves from `watermark` across windows that are complete and contiguous,
+ * and stops at the first gap or unfinished window. It never moves back.
+ */
+export function advanceWatermark(watermark: number, windows: readonly WindowState[]): number {
+  const byStart = new Map<number, WindowState[]>();
+  for (const window of windows) {
+    const list = byStart.get(window.start) ?? [];
+    list.push(window);
+    byStart.set(window.start, list);
+  }
+  let current = watermark;
+  for (;;) {
+    // A re-paged complete window is "running" again but was complete once; the caller passes
+    // only windows that matter for first completion, so any complete window from here advances.
+    const next = byStart.get(current)?.find((window) => window.status === 'complete' && window.end > current);
+    if (next === undefined) return current;
+    current = next.end;
+  }
+}
+
+/** A window is a key in sync_windows and a BullMQ job id: deterministic and free of ':'. */
+export function windowKey(window: Window): string {
+  return `${window.start}-${window.end}`;
+}
+
+/**
+ * Windows of the trailing look-back period to re-check on this pass: the grid windows that
+ * overlap [now − lookback, frontier). Re-checking costs one count probe each; a window whose
+ * count moved, or that still holds ongoing visits, is re-paged by the caller.
+ */
+export function lookbackWindows(
+  completeWindows: readonly Window[],
+  now: number,
+  lookbackMs: number,
+  frontier: number,
+): Window[] {
+  const since = now - lookbackMs;
+  return completeWindows.filter((window) => window.end > since && window.start < frontier);
+}
+
+/**
+ * The next keyset bound inside a window: the feed is newest first, so after a page whose oldest
+ * row is at `oldestSeen`, the rest of the window is [start, oldestSeen + 1 ms). The +1 ms keeps
+ * rows that share the oldest timestamp (ties), which the caller de-duplicates by id.
+ * Returns null when the page made no progress (every row on it had the same timestamp as the
+ * current bound), where the caller falls back to page numbers for that instant.
+ */
+export function nextKeysetBound(currentBefore: number, oldestSeen: number): number | null {
+  const next = oldestSeen + 1;
+  return next < currentBefore ? next : null;
+}

@@ -1,0 +1,74 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { CheckIn } from '../api/records/index.js';
+import type { DB } from './schema.js';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/**
+ * Upserts one page of check-ins in ONE statement: `unnest` of column arrays takes one
+ * parameter per column, so a page of any size stays far from Postgres's 65,535-parameter limit.
+ *
+ * Stale-write guard: a row is only updated by a read at least as new as the one that last
+ * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end).
+ * Returns how many rows were new.
+ */
+export async function upsertCheckInPage(db: Executor, checkIns: readonly CheckIn[], seenAt: Date): Promise<{ inserted: number; written: number }> {
+  const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
+  if (unique.length === 0) return { inserted: 0, written: 0 };
+  const { rows } = await sql<{ inserted: boolean }>`
+    insert into rewards.check_ins as c
+      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
+    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, ${seenAt}, ${seenAt}
+    from unnest(
+      ${unique.map((c) => c.id)}::uuid[],
+      ${unique.map((c) => c.locationId)}::uuid[],
+      ${unique.map((c) => c.restaurantId)}::uuid[],
+      ${unique.map((c) => c.svcPayEnabled)}::boolean[],
+      ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
+      ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[]
+    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)
+    on conflict (id) do update set
+      location_id = excluded.location_id,
+      restaurant_id = excluded.restaurant_id,
+      svc_pay_enabled = excluded.svc_pay_enabled,
+      created_at = excluded.created_at,
+      ended_at = coalesce(excluded.ended_at, c.ended_at),
+      last_seen_at = excluded.last_seen_at
+    where c.last_seen_at <= excluded.last_seen_at
+    returning (xmax = 0) as inserted`.execute(db);
+  return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
+}
+
+export interface WindowCounts {
+  total: number;
+  seenSince: number;
+  ongoing: number;
+}
+
+/** Warehouse rows in [start, end): all of them, those seen since `since`, and ongoing visits. */
+export async function countWindowRows(db: Executor, start: Date, end: Date, since: Date | null): Promise<WindowCounts> {
+  const row = await db
+    .selectFrom('rewards.check_ins')
+    .select((eb) => [
+      eb.fn.countAll<string>().as('total'),
+      since === null
+        ? sql<string>`0`.as('seen_since')
+        : sql<string>`count(*) filter (where last_seen_at >= ${since})`.as('seen_since'),
+      sql<string>`count(*) filter (where ended_at is null)`.as('ongoing'),
+    ])
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end)
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), seenSince: Number(row.seen_since), ongoing: Number(row.ongoing) };
+}
+
+/** Rows of a window that a complete, consistent paging did not meet: gone from the API. */
+export async function deleteUnseenWindowRows(db: Executor, start: Date, end: Date, since: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('rewards.check_ins')
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end)
+    .where('last_seen_at', '<', since)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

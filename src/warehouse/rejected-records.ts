@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from './schema.js';
+
+export interface Rejection {
+  recordId: string | null;
+  reason: string;
+  payload: unknown;
+}
+
+/**
+ * Stores records that failed validation: never silently dropped. Seeing the same bad record again
+ * (a window re-paged, a snapshot re-read) bumps its count instead of adding a row. One statement.
+ */
+export async function storeRejections(
+  db: Kysely<DB> | Transaction<DB>,
+  stream: string,
+  rejections: readonly Rejection[],
+  seenAt: Date,
+): Promise<void> {
+  if (rejections.length === 0) return;
+  const byHash = new Map<string, Rejection>();
+  for (const rejection of rejections) byHash.set(payloadHash(rejection), rejection);
+  const rows = [...byHash.entries()].map(([hash, rejection]) => ({
+    stream,
+    record_id: rejection.recordId,
+    reason: rejection.reason,
+    payload: safeJson(rejection.payload),
+    payload_hash: hash,
+    seen_at: seenAt,
+    last_seen_at: seenAt,
+  }));
+  await db
+    .insertInto('rewards.rejected_records')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.columns(['stream', 'payload_hash']).doUpdateSet({
+        last_seen_at: (eb) => eb.ref('excluded.last_seen_at'),
+        times_seen: sql`rewards.rejected_records.times_seen + 1`,
+        reason: (eb) => eb.ref('excluded.reason'),
+      }),
+    )
+    .execute();
+}
+
+function payloadHash(rejection: Rejection): string {
+  return createHash('sha256')
+    .update(safeJson(rejection.payload) ?? 'null')
+    .update('\0')
+    .update(rejection.reason)
+    .digest('hex');
+}
+
+/** jsonb cannot hold every JS value (undefined, cycles, bigint): keep what can be kept. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
+  } catch {
+    return JSON.stringify({ unserializable: String(value) });
+  }
+}

@@ -1,0 +1,224 @@
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import type { Window } from '../sync/windows.js';
+import type { DB, SyncWindow } from './schema.js';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+export const CHECKINS_STREAM = 'checkins';
+
+const toDates = (window: Window) => ({ window_start: new Date(window.start), window_end: new Date(window.end) });
+export const windowOf = (row: Pick<SyncWindow, 'window_start' | 'window_end'>): Window => ({
+  start: row.window_start.getTime(),
+  end: row.window_end.getTime(),
+});
+
+/** Records planned windows; a window already known (same start and end) is left as it is. */
+export async function insertPlannedWindows(db: Executor, windows: readonly Window[]): Promise<number> {
+  if (windows.length === 0) return 0;
+  let inserted = 0;
+  // Chunked: a multi-row VALUES uses a parameter per value.
+  for (let i = 0; i < windows.length; i += 2_000) {
+    const chunk = windows.slice(i, i + 2_000);
+    const result = await db
+      .insertInto('rewards.sync_windows')
+      .values(chunk.map((window) => ({ stream: CHECKINS_STREAM, ...toDates(window) })))
+      .onConflict((conflict) => conflict.doNothing())
+      .executeTakeFirst();
+    inserted += Number(result.numInsertedOrUpdatedRows ?? 0);
+  }
+  return inserted;
+}
+
+export async function loadWindow(db: Executor, window: Window): Promise<SyncWindow | undefined> {
+  return db.selectFrom('rewards.sync_windows').selectAll().where(isWindow(window)).executeTakeFirst();
+}
+
+/** The filter that picks one window's row. */
+const isWindow = (window: Window) => (eb: ExpressionBuilder<DB, 'rewards.sync_windows'>) =>
+  eb.and({ stream: CHECKINS_STREAM, ...toDates(window) });
+
+/** Starts an attempt, or resumes one that a crash interrupted (its cursor is kept). */
+export async function beginAttempt(db: Executor, window: Window, now: Date): Promise<SyncWindow> {
+  return db.updateTable('rewards.sync_windows').set({
+      status: 'running',
+      attempts: sql`attempts + 1`,
+      attempt_started_at: sql`coalesce(attempt_started_at, ${now})`,
+      updated_at: now,
+    }).where(isWindow(window))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface PageProgress {
+  cursorBefore: Date;
+  cursorPage: number;
+  rows: number;
+  rejected: number;
+  firstTotalCount?: number;
+  apiTotalCount: number;
+  now: Date;
+}
+
+/** The window's checkpoint, written in the same transaction as the page's rows. */
+export async function recordPage(db: Executor, window: Window, progress: PageProgress): Promise<void> {
+  await db.updateTable('rewards.sync_windows').set({
+      cursor_before: progress.cursorBefore,
+      cursor_page: progress.cursorPage,
+      pages: sql`pages + 1`,
+      rows_seen: sql`rows_seen + ${progress.rows}`,
+      rows_rejected: sql`rows_rejected + ${progress.rejected}`,
+      ...(progress.firstTotalCount === undefined
+        ? {}
+        : { first_total_count: progress.firstTotalCount, api_total_count: progress.firstTotalCount }),
+      updated_at: progress.now,
+    }).where(isWindow(window)).execute();
+}
+
+export async function completeWindow(
+  db: Executor,
+  window: Window,
+  outcome: { apiTotalCount: number; rowsRemoved: number; now: Date },
+): Promise<void> {
+  await db.updateTable('rewards.sync_windows').set({
+      status: 'complete',
+      api_total_count: outcome.apiTotalCount,
+      rows_removed: sql`rows_removed + ${outcome.rowsRemoved}`,
+      completed_at: outcome.now,
+      last_checked_at: outcome.now,
+      last_error: null,
+      next_attempt_at: null,
+      cursor_before: null,
+      cursor_page: 0,
+      attempt_started_at: null,
+      updated_at: outcome.now,
+    }).where(isWindow(window)).execute();
+}
+
+/** Clears the cursor so the next attempt pages the window from its newest end, counters reset. */
+export async function resetForRepage(
+  db: Executor,
+  window: Window,
+  options: { now: Date; reason: string; countAsRepage: boolean; status?: 'pending' | 'running' },
+): Promise<void> {
+  await db.updateTable('rewards.sync_windows').set({
+      status: options.status ?? 'pending',
+      cursor_before: null,
+      cursor_page: 0,
+      attempt_started_at: options.status === 'running' ? options.now : null,
+      rows_seen: 0,
+      rows_rejected: 0,
+      pages: 0,
+      first_total_count: null,
+      repages: options.countAsRepage ? sql`repages + 1` : sql`repages`,
+      last_error: options.reason,
+      updated_at: options.now,
+    }).where(isWindow(window)).execute();
+}
+
+export async function failWindow(db: Executor, window: Window, error: string, now: Date, retryAt: Date): Promise<void> {
+  await db.updateTable('rewards.sync_windows').set({
+      status: 'failed',
+      last_error: error.slice(0, 2_000),
+      next_attempt_at: retryAt,
+      updated_at: now,
+    }).where(isWindow(window)).execute();
+}
+
+export async function markChecked(db: Executor, window: Window, now: Date, apiTotalCount: number): Promise<void> {
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({ last_checked_at: now, api_total_count: apiTotalCount })
+    .where(isWindow(window))
+    .execute();
+}
+
+/** Replaces a window by its parts, in one transaction with nothing else: no gap, no overlap. */
+export async function replaceWithParts(db: Kysely<DB>, window: Window, parts: readonly Window[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('rewards.sync_windows').where(isWindow(window)).execute();
+    await insertPlannedWindows(trx, parts);
+  });
+}
+
+/** Windows that need paging now: pending, failed and due for retry, or running but abandoned. */
+export async function dueWindows(db: Executor, now: Date, options: { limit?: number; staleRunningMs?: number } = {}): Promise<SyncWindow[]> {
+  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 5 * 60_000));
+  return db
+    .selectFrom('rewards.sync_windows')
+    .selectAll()
+    .where('stream', '=', CHECKINS_STREAM)
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'pending'),
+        eb.and([eb('status', '=', 'failed'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
+        // A crashed process leaves its window "running"; the advisory lock tells the truth, so
+        // a stale running window is offered again and the lock decides who pages it.
+        eb.and([eb('status', '=', 'running'), eb('updated_at', '<', staleBefore)]),
+      ]),
+    )
+    .orderBy('window_start', 'asc')
+    .limit(options.limit ?? 10_000)
+    .execute();
+}
+
+export async function windowsInRange(
+  db: Executor,
+  range: { from?: Date; to?: Date },
+  statuses?: Array<SyncWindow['status']>,
+): Promise<SyncWindow[]> {
+  let query = db.selectFrom('rewards.sync_windows').selectAll().where('stream', '=', CHECKINS_STREAM);
+  if (range.from !== undefined) query = query.where('window_start', '>=', range.from);
+  if (range.to !== undefined) query = query.where('window_end', '<=', range.to);
+  if (statuses !== undefined) query = query.where('status', 'in', statuses);
+  return query.orderBy('window_start', 'asc').execute();
+}
+
+/** The windows of [from, to) that overlap any known window: used to plan only the gaps. */
+export async function knownWindowsOverlapping(db: Executor, from: Date, to: Date): Promise<Window[]> {
+  const rows = await db
+    .selectFrom('rewards.sync_windows')
+    .select(['window_start', 'window_end'])
+    .where('stream', '=', CHECKINS_STREAM)
+    .where('window_start', '<', to)
+    .where('window_end', '>', from)
+    .orderBy('window_start')
+    .execute();
+  return rows.map(windowOf);
+}
+
+export interface CheckinsState {
+  watermark: Date | null;
+  /** End of the planned range: the next plan starts here. */
+  frontier: Date | null;
+}
+
+export async function loadCheckinsState(db: Executor): Promise<CheckinsState> {
+  const row = await db
+    .selectFrom('rewards.sync_state')
+    .select(['watermark', 'state'])
+    .where('stream', '=', CHECKINS_STREAM)
+    .executeTakeFirst();
+  const frontier = (row?.state as { frontier?: string } | undefined)?.frontier;
+  return { watermark: row?.watermark ?? null, frontier: frontier === undefined ? null : new Date(frontier) };
+}
+
+export async function saveCheckinsState(db: Executor, state: CheckinsState, now: Date): Promise<void> {
+  const json = JSON.stringify({ frontier: state.frontier?.toISOString() });
+  await db
+    .insertInto('rewards.sync_state')
+    .values({ stream: CHECKINS_STREAM, watermark: state.watermark, state: json, updated_at: now })
+    .onConflict((conflict) =>
+      conflict.column('stream').doUpdateSet({ watermark: state.watermark, state: json, updated_at: now }),
+    )
+    .execute();
+}
+
+/** Hands an interrupted window back (shutdown): pending again, its checkpoint kept for the next taker. */
+export async function releaseWindow(db: Executor, window: Window, now: Date): Promise<void> {
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({ status: 'pending', updated_at: now })
+    .where(isWindow(window))
+    .where('status', '=', 'running')
+    .execute();
+}

@@ -1,0 +1,145 @@
+import { inspect } from 'node:util';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, requireApiBaseUrl } from '../../../src/config.js';
+import { formatDuration, parseDuration } from '../../../src/duration.js';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+
+describe('durations', () => {
+  it.each([
+    ['90s', 90_000],
+    ['2m', 120_000],
+    ['24h', 86_400_000],
+    ['7d', 604_800_000],
+    ['500ms', 500],
+    ['1h30m', 5_400_000],
+  ])('%s is %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', '10', 'h', '5 minutes', '-2m', '1.5h', '2m x'])('rejects %j', (text) => {
+    expect(() => parseDuration(text)).toThrow(/not a duration/);
+  });
+
+  it('formatDuration and parseDuration round-trip', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000_000_000 }), (ms) => {
+        expect(parseDuration(formatDuration(ms))).toBe(ms);
+      }),
+    );
+  });
+});
+
+describe('configuration', () => {
+  it('applies the contract defaults', () => {
+    const config = loadConfig({});
+    expect(config.databaseUrl.reveal()).toBe('postgres://postgres@127.0.0.1:5432/rewards_etl');
+    expect(config.redisUrl.reveal()).toBe('redis://127.0.0.1:6379');
+    expect(config.api.rateLimitRps).toBe(10);
+    expect(config.api.pageSize).toBe(100);
+    expect(config.api.userAgent).toMatch(/^rewards-etl\/\d+\.\d+\.\d+/);
+    expect(config.checkins).toMatchObject({ windowMs: 3_600_000, safetyLagMs: 120_000, lookbackMs: 86_400_000 });
+    expect(config.checkins.startAt).toBeUndefined();
+    expect(config.httpPort).toBe(9464);
+    expect(config.logLevel).toBe('info');
+    expect(config.oauth).toBeUndefined();
+  });
+
+  it('reads every variable of the contract', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@db:5432/w',
+      REDIS_URL: 'redis://cache:6379',
+      SVC_API_BASE_URL: 'https://api.example.test/v1/',
+      SVC_API_KEY: 'sk_test_abcdefghijklmnopqrstuvwxyz012345',
+      SVC_USER_AGENT: 'partner-app/2',
+      SVC_OAUTH_CLIENT_ID: '6f1c1c1e-0000-4000-8000-000000000001',
+      SVC_OAUTH_CLIENT_SECRET: 'client-secret-value-1234567890',
+      SVC_OAUTH_REFRESH_TOKEN: 'refresh-token-value-1234567890',
+      TOKEN_ENCRYPTION_KEY: KEY,
+      SVC_RATE_LIMIT_RPS: '2.5',
+      SVC_PAGE_SIZE: '250',
+      CHECKINS_START_AT: '2026-10-01T00:00:00Z',
+      CHECKINS_WINDOW: '30m',
+      CHECKINS_SAFETY_LAG: '90s',
+      CHECKINS_LOOKBACK: '7d',
+      ALERT_WEBHOOK_URL: 'https://hooks.example.test/rewards',
+      ALERT_WEBHOOK_SECRET: 'whsec_1234567890',
+      HTTP_PORT: '8080',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config.api.baseUrl).toBe('https://api.example.test/v1');
+    expect(config.api.apiKey?.reveal()).toBe('sk_test_abcdefghijklmnopqrstuvwxyz012345');
+    expect(config.api.userAgent).toBe('partner-app/2');
+    expect(config.oauth?.tokenUrl).toBe('https://api.example.test/v1/oauth/token');
+    expect(config.oauth?.encryptionKey.reveal()).toHaveLength(32);
+    expect(config.api.rateLimitRps).toBe(2.5);
+    expect(config.api.pageSize).toBe(250);
+    expect(config.checkins.startAt?.toISOString()).toBe('2026-10-01T00:00:00.000Z');
+    expect(config.checkins).toMatchObject({ windowMs: 1_800_000, safetyLagMs: 90_000, lookbackMs: 604_800_000 });
+    expect(config.alerts.webhookUrl).toBe('https://hooks.example.test/rewards');
+    expect(config.httpPort).toBe(8080);
+    expect(config.logLevel).toBe('debug');
+  });
+
+  it.each([
+    ['SVC_RATE_LIMIT_RPS', 'abc'],
+    ['SVC_RATE_LIMIT_RPS', '0'],
+    ['SVC_PAGE_SIZE', '12.5'],
+    ['SVC_PAGE_SIZE', '0'],
+    ['CHECKINS_WINDOW', 'an hour'],
+    ['CHECKINS_WINDOW', '0s'],
+    ['CHECKINS_SAFETY_LAG', '-1m'],
+    ['CHECKINS_LOOKBACK', '24'],
+    ['CHECKINS_START_AT', 'yesterday'],
+    ['DATABASE_URL', 'mysql://x/y'],
+    ['REDIS_URL', 'not a url'],
+    ['SVC_API_BASE_URL', 'https://api.example.test/v2'],
+    ['SVC_USER_AGENT', '   '],
+    ['HTTP_PORT', '70000'],
+    ['LOG_LEVEL', 'verbose'],
+    ['ALERT_WEBHOOK_URL', 'ftp://x'],
+    ['SNAPSHOT_MAX_DROP', '1.5'],
+  ])('a bad %s stops start-up naming the variable (%j)', (variable, value) => {
+    const attempt = () => loadConfig({ [variable]: value });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it('OAuth settings come as a set, with an encryption key', () => {
+    const base = { SVC_API_BASE_URL: 'http://127.0.0.1:1/v1' };
+    expect(() => loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c' })).toThrow(/^SVC_OAUTH_CLIENT_SECRET: /);
+    expect(() => loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c', SVC_OAUTH_CLIENT_SECRET: 's3cret-value' })).toThrow(
+      /^TOKEN_ENCRYPTION_KEY: /,
+    );
+    expect(() =>
+      loadConfig({
+        ...base,
+        SVC_OAUTH_CLIENT_ID: 'c',
+        SVC_OAUTH_CLIENT_SECRET: 's3cret-value',
+        TOKEN_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64'),
+      }),
+    ).toThrow(/^TOKEN_ENCRYPTION_KEY: must be 32 bytes/);
+  });
+
+  it('the base URL is required only where the API is used', () => {
+    const config = loadConfig({});
+    expect(() => requireApiBaseUrl(config)).toThrow(/^SVC_API_BASE_URL: required/);
+  });
+
+  it('secrets print as [redacted] however they are turned into text', () => {
+    const secret = 'sk_test_supersecretvalue00000000000000000';
+    const config = loadConfig({ SVC_API_KEY: secret, ALERT_WEBHOOK_SECRET: 'whsec_abcdefghij' });
+    const renderings = [
+      JSON.stringify(config),
+      inspect(config, { depth: 10 }),
+      String(config.api.apiKey),
+      `${String(config.alerts.webhookSecret)}`,
+    ];
+    for (const text of renderings) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain('whsec_abcdefghij');
+    }
+    expect(JSON.stringify(config)).toContain('[redacted]');
+  });
+});
