@@ -1,0 +1,239 @@
+import type { SimulatorControl } from './control.js';
+import type { FaultSettings } from './faults.js';
+import type { SimResponse } from './http-types.js';
+import { IntentTransitionError } from './intents.js';
+import { jsonResponse } from './responses.js';
+
+/**
+ * The control surface over HTTP, under /_admin (outside /v1), behind `Authorization: Bearer <adminToken>`.
+ * Bodies are JSON with the same camelCase names as the in-process SimulatorControl.
+ */
+
+type Body = Record<string, unknown>;
+type AdminHandler = (body: Body, params: string[]) => unknown;
+
+const str = (body: Body, key: string): string | undefined =>
+  typeof body[key] === 'string' ? body[key] : undefined;
+const num = (body: Body, key: string, fallback: number): number =>
+  typeof body[key] === 'number' ? body[key] : fallback;
+const date = (body: Body, key: string): Date => {
+  const value = str(body, key);
+  const parsed = value === undefined ? NaN : Date.parse(value);
+  if (Number.isNaN(parsed)) throw new RangeError(`${key} must be an ISO 8601 timestamp`);
+  return new Date(parsed);
+};
+/** Drops undefined values so the result fits exactOptionalPropertyTypes. */
+type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
+};
+const defined = <T extends object>(value: T): Defined<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Defined<T>;
+
+const FAULT_KEYS = [
+  'rateLimitRps',
+  'serverErrorRate',
+  'latencyMs',
+  'truncateNext',
+  'malformedNext',
+  'shiftNextPageBy',
+] as const;
+
+/** Only known fault settings with numeric values (rateLimitRps may be null to lift the limit). */
+function faultPatch(body: Body): Partial<FaultSettings> {
+  const patch: Partial<Record<(typeof FAULT_KEYS)[number], number | null>> = {};
+  for (const key of FAULT_KEYS) {
+    const value = body[key];
+    if (typeof value === 'number' || (key === 'rateLimitRps' && value === null)) patch[key] = value;
+    else if (value !== undefined) throw new TypeError(`${key} must be a number`);
+  }
+  return patch as Partial<FaultSettings>;
+}
+
+function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][] {
+  return [
+    [
+      'GET',
+      /^\/state$/,
+      () => ({
+        now: control.clock.now().toISOString(),
+        checkIns: control.checkIns.count(),
+        ongoing: control.checkIns.ongoingCount(),
+        restaurants: control.restaurants.list().map((r) => ({ id: r['id'], name: r['name'] })),
+        locations: control.locations.list().map((l) => ({ id: l['id'], name: l['name'] })),
+        members: control.members.list(),
+        app: {
+          merchantId: control.app.merchantId,
+          walletId: control.app.walletId,
+          balance: control.app.balance(),
+        },
+      }),
+    ],
+    ['GET', /^\/clock$/, () => ({ now: control.clock.now().toISOString() })],
+    [
+      'POST',
+      /^\/clock$/,
+      (body) => {
+        if (body['set'] !== undefined) control.clock.set(date(body, 'set'));
+        if (typeof body['advanceMs'] === 'number') control.clock.advance(body['advanceMs']);
+        if (body['freeze'] === true) control.clock.freeze();
+        if (body['freeze'] === false) control.clock.unfreeze();
+        return { now: control.clock.now().toISOString() };
+      },
+    ],
+    [
+      'POST',
+      /^\/check_ins$/,
+      (body) => ({
+        ids: control.checkIns.addNow(
+          num(body, 'count', 1),
+          defined({
+            locationId: str(body, 'locationId'),
+            ongoing: typeof body['ongoing'] === 'boolean' ? body['ongoing'] : undefined,
+          }),
+        ),
+      }),
+    ],
+    [
+      'POST',
+      /^\/check_ins\/late$/,
+      (body) => ({
+        ids: control.checkIns.addLate(
+          num(body, 'count', 1),
+          defined({ from: date(body, 'from'), to: date(body, 'to'), locationId: str(body, 'locationId') }),
+        ),
+      }),
+    ],
+    ['POST', /^\/check_ins\/end_ongoing$/, () => ({ ended: control.checkIns.endOngoing() })],
+    ['GET', /^\/restaurants$/, () => control.restaurants.list()],
+    ['POST', /^\/restaurants$/, (body) => control.restaurants.add(body)],
+    [
+      'PATCH',
+      /^\/restaurants\/([^/]+)$/,
+      (body, [id = '']) => (control.restaurants.update(id, body), { ok: true }),
+    ],
+    ['DELETE', /^\/restaurants\/([^/]+)$/, (_b, [id = '']) => (control.restaurants.remove(id), { ok: true })],
+    ['GET', /^\/locations$/, () => control.locations.list()],
+    ['POST', /^\/locations$/, (body) => control.locations.add(str(body, 'restaurantId') ?? '', body)],
+    [
+      'PATCH',
+      /^\/locations\/([^/]+)$/,
+      (body, [id = '']) => (control.locations.update(id, body), { ok: true }),
+    ],
+    ['DELETE', /^\/locations\/([^/]+)$/, (_b, [id = '']) => (control.locations.remove(id), { ok: true })],
+    ['GET', /^\/challenges$/, () => control.challenges.list()],
+    ['POST', /^\/challenges$/, (body) => control.challenges.add(str(body, 'restaurantId') ?? '', body)],
+    [
+      'PATCH',
+      /^\/challenges\/([^/]+)$/,
+      (body, [id = '']) => (control.challenges.update(id, body), { ok: true }),
+    ],
+    ['DELETE', /^\/challenges\/([^/]+)$/, (_b, [id = '']) => (control.challenges.remove(id), { ok: true })],
+    ['GET', /^\/intents$/, () => control.intents.list()],
+    [
+      'POST',
+      /^\/intents$/,
+      (body) =>
+        control.intents.create(
+          defined({
+            amount: str(body, 'amount'),
+            description: str(body, 'description'),
+            payer: str(body, 'payer'),
+            metadata:
+              typeof body['metadata'] === 'object' && body['metadata'] !== null
+                ? (body['metadata'] as Record<string, string>)
+                : undefined,
+          }),
+        ),
+    ],
+    [
+      'POST',
+      /^\/intents\/([^/]+)\/(pay|cancel|refund|expire)$/,
+      (_b, [id = '', action = '']) => {
+        const act = action as 'pay' | 'cancel' | 'refund' | 'expire';
+        return control.intents[act](id);
+      },
+    ],
+    [
+      'POST',
+      /^\/api_keys$/,
+      (body) => ({
+        key: control.credentials.mintApiKey(Array.isArray(body['scopes']) ? body['scopes'].map(String) : []),
+      }),
+    ],
+    [
+      'POST',
+      /^\/api_keys\/revoke$/,
+      (body) => ({ revoked: control.credentials.revokeApiKey(str(body, 'key') ?? '') }),
+    ],
+    [
+      'POST',
+      /^\/refresh_tokens$/,
+      (body) => ({
+        refreshToken: control.credentials.issueRefreshToken(
+          defined({
+            memberId: str(body, 'memberId'),
+            scopes: Array.isArray(body['scopes']) ? body['scopes'].map(String) : undefined,
+          }),
+        ),
+      }),
+    ],
+    [
+      'POST',
+      /^\/refresh_tokens\/revoke$/,
+      (body) => {
+        const member = str(body, 'memberId');
+        return {
+          revoked:
+            member !== undefined
+              ? control.credentials.revokeRefreshTokensOf(member)
+              : Number(control.credentials.revokeRefreshToken(str(body, 'token') ?? '')),
+        };
+      },
+    ],
+    ['GET', /^\/faults$/, () => control.faults.get()],
+    ['POST', /^\/faults$/, (body) => control.faults.set(faultPatch(body))],
+    ['DELETE', /^\/faults$/, () => (control.faults.reset(), control.faults.get())],
+    ['GET', /^\/requests$/, () => control.requests.list()],
+    ['DELETE', /^\/requests$/, () => (control.requests.clear(), { ok: true })],
+    [
+      'GET',
+      /^\/stats$/,
+      () => ({ lastQuery: control.stats.lastQuery(), checkInStoreBytes: control.stats.checkInStoreBytes() }),
+    ],
+    ['POST', /^\/live\/tick$/, () => control.live.tick()],
+  ];
+}
+
+export function createAdminHandler(
+  control: SimulatorControl,
+  adminToken: string,
+): (method: string, path: string, authorization: string | undefined, rawBody: string) => SimResponse {
+  const routes = adminRoutes(control);
+  return (method, path, authorization, rawBody) => {
+    if (authorization !== `Bearer ${adminToken}`) return jsonResponse(401, { error: 'admin token required' });
+    let parsed: unknown;
+    try {
+      parsed = rawBody.trim() === '' ? {} : JSON.parse(rawBody);
+    } catch {
+      return jsonResponse(400, { error: 'body must be JSON' });
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return jsonResponse(400, { error: 'body must be a JSON object' });
+    const body = parsed as Body;
+    for (const [routeMethod, pattern, handler] of routes) {
+      const match = pattern.exec(path);
+      if (!match || routeMethod !== method) continue;
+      try {
+        return jsonResponse(200, handler(body, match.slice(1)) ?? { ok: true });
+      } catch (error) {
+        if (error instanceof IntentTransitionError)
+          return jsonResponse(400, { error: error.code, message: error.message });
+        if (error instanceof RangeError) return jsonResponse(404, { error: error.message });
+        if (error instanceof TypeError || error instanceof SyntaxError)
+          return jsonResponse(400, { error: error.message });
+        throw error;
+      }
+    }
+    return jsonResponse(404, { error: `no admin route ${method} ${path}` });
+  };
+}

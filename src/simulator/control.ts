@@ -1,0 +1,193 @@
+import type { QueryStats, SimContext } from './context.js';
+import { createCatalogControl, type CatalogControl } from './control-catalog.js';
+import type { FaultSettings } from './faults.js';
+import { intentFullForm } from './forms.js';
+import {
+  cancelIntent,
+  confirmIntent,
+  createIntent,
+  expireIntent,
+  refundIntent,
+  type CreateIntentInput,
+} from './intents.js';
+import type { LiveMode } from './live-mode.js';
+import type { RequestLog, RequestLogEntry } from './request-log.js';
+import { addCheckIn, endOngoingVisits } from './world-ops.js';
+import type { IntentRecord } from './world.js';
+
+export interface PaymentIntentJson {
+  id: string;
+  object: 'payment_intent';
+  payer_account_balance_id: string;
+  payee_account_balance_id: string;
+  amount: { value: string; currency: string };
+  description: string;
+  status: 'pending' | 'paid' | 'canceled' | 'refunded';
+  expires_at: string | null;
+  canceled_at: string | null;
+  paid_at: string | null;
+  refunded_at: string | null;
+  metadata: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MemberInfo {
+  id: string;
+  spendingWalletId: string;
+  membershipWalletId: string;
+  spendingBalance: string;
+  hasActiveStatus: boolean;
+}
+
+/** Everything a test, the demo or the admin HTTP surface can do to the running simulator. */
+export interface SimulatorControl extends CatalogControl {
+  clock: {
+    now(): Date;
+    set(at: Date): void;
+    advance(ms: number): void;
+    freeze(): void;
+    unfreeze(): void;
+  };
+  checkIns: {
+    count(): number;
+    ongoingCount(): number;
+    /** New visits at the clock's now (ongoing unless told otherwise); returns their ids. */
+    addNow(count: number, options?: { locationId?: string; ongoing?: boolean }): string[];
+    /** Late arrivals: visits whose created_at lies in [from, to), spread evenly, ended. */
+    addLate(count: number, options: { from: Date; to: Date; locationId?: string }): string[];
+    /** Ends every ongoing visit at now; returns how many ended. */
+    endOngoing(): number;
+  };
+  members: { defaultMemberId: string; list(): MemberInfo[] };
+  app: { merchantId: string; walletId: string; balance(): string };
+  intents: {
+    create(input?: CreateIntentInput): PaymentIntentJson;
+    get(id: string): PaymentIntentJson;
+    list(): PaymentIntentJson[];
+    pay(id: string): PaymentIntentJson;
+    cancel(id: string): PaymentIntentJson;
+    refund(id: string): PaymentIntentJson;
+    expire(id: string): PaymentIntentJson;
+  };
+  credentials: {
+    mintApiKey(scopes: string[]): string;
+    revokeApiKey(key: string): boolean;
+    issueRefreshToken(options?: { memberId?: string; scopes?: string[] }): string;
+    revokeRefreshToken(token: string): boolean;
+    revokeRefreshTokensOf(memberId: string): number;
+    /** A signed access token for tests of bearer routes (expiry follows the simulator clock). */
+    accessToken(options?: { memberId?: string; scopes?: string[] }): Promise<string>;
+  };
+  faults: { get(): FaultSettings; set(patch: Partial<FaultSettings>): FaultSettings; reset(): void };
+  requests: { list(): RequestLogEntry[]; clear(): void };
+  stats: { lastQuery(): QueryStats | null; checkInStoreBytes(): number };
+  live: { tick(): { arrived: number; ended: number } };
+}
+
+export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode): SimulatorControl {
+  const { world, clock, credentials } = ctx;
+  const defaultMember = world.members[0];
+  if (!defaultMember) throw new Error('the world has no members');
+  const allMemberScopes = world.app.allowedScopes;
+
+  const locationIndexOf = (locationId: string | undefined): (() => number) => {
+    if (locationId !== undefined) {
+      const l = world.locations.find((x) => x.id === locationId && !x.removed);
+      if (!l) throw new RangeError(`no location ${locationId}`);
+      return () => l.index;
+    }
+    const live = world.locations.filter((l) => !l.removed);
+    let next = 0;
+    return () => live[next++ % live.length]?.index ?? 0;
+  };
+  const intent = (id: string): IntentRecord => {
+    const found = world.intents.get(id);
+    if (!found) throw new RangeError(`no payment intent ${id}`);
+    return found;
+  };
+  const view = (i: IntentRecord): PaymentIntentJson =>
+    intentFullForm(i, clock.nowMs()) as unknown as PaymentIntentJson;
+
+  return {
+    ...createCatalogControl(ctx),
+    clock: {
+      now: () => clock.now(),
+      set: (at) => clock.set(at),
+      advance: (ms) => clock.advance(ms),
+      freeze: () => clock.freeze(),
+      unfreeze: () => clock.unfreeze(),
+    },
+    checkIns: {
+      count: () => world.checkIns.count,
+      ongoingCount: () => world.ongoing.size,
+      addNow: (count, options = {}) => {
+        const nextLocation = locationIndexOf(options.locationId);
+        const now = clock.nowMs();
+        return Array.from({ length: count }, () =>
+          addCheckIn(world, now, nextLocation(), { ongoing: options.ongoing ?? true }),
+        );
+      },
+      addLate: (count, options) => {
+        const nextLocation = locationIndexOf(options.locationId);
+        const from = options.from.getTime();
+        const span = Math.max(1, options.to.getTime() - from);
+        return Array.from({ length: count }, (_, k) =>
+          addCheckIn(world, from + Math.floor((span * k) / count), nextLocation(), { ongoing: false }),
+        );
+      },
+      endOngoing: () => endOngoingVisits(world, clock.nowMs(), false),
+    },
+    members: {
+      defaultMemberId: defaultMember.id,
+      list: () =>
+        world.members.map((m) => ({
+          id: m.id,
+          spendingWalletId: m.wallets.find((w) => w.type === 'SPENDING')?.id ?? '',
+          membershipWalletId: m.wallets.find((w) => w.type === 'MEMBERSHIP')?.id ?? '',
+          spendingBalance: (m.wallets.find((w) => w.type === 'SPENDING')?.balance ?? 0n).toString(),
+          hasActiveStatus: m.statuses.some((s) => s.state === 'active'),
+        })),
+    },
+    app: {
+      merchantId: world.app.merchantId,
+      walletId: world.app.wallet.id,
+      balance: () => world.app.wallet.balance.toString(),
+    },
+    intents: {
+      create: (input = {}) => view(createIntent(world, ctx.runtimeIds, clock.nowMs(), input)),
+      get: (id) => view(intent(id)),
+      list: () => [...world.intents.values()].reverse().map(view),
+      pay: (id) => view(confirmIntent(world, intent(id), clock.nowMs())),
+      cancel: (id) => view(cancelIntent(intent(id), clock.nowMs())),
+      refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
+      expire: (id) => view(expireIntent(intent(id), clock.nowMs())),
+    },
+    credentials: {
+      mintApiKey: (scopes) => credentials.mintApiKey(scopes),
+      revokeApiKey: (key) => credentials.revokeApiKey(key),
+      issueRefreshToken: (options = {}) =>
+        credentials.mintRefreshToken(
+          options.memberId ?? defaultMember.id,
+          world.app.clientId,
+          options.scopes ?? allMemberScopes,
+        ),
+      revokeRefreshToken: (token) => credentials.revokeRefreshToken(token),
+      revokeRefreshTokensOf: (memberId) => credentials.revokeRefreshTokensOf(memberId),
+      accessToken: (options = {}) =>
+        credentials.signAccessToken(
+          options.memberId ?? defaultMember.id,
+          world.app.clientId,
+          options.scopes ?? allMemberScopes,
+        ),
+    },
+    faults: {
+      get: () => ctx.faults.get(),
+      set: (patch) => ctx.faults.set(patch),
+      reset: () => ctx.faults.reset(),
+    },
+    requests: { list: () => log.list(), clear: () => log.clear() },
+    stats: { lastQuery: () => ctx.stats.last, checkInStoreBytes: () => world.checkIns.byteSize() },
+    live: { tick: () => live.tick() },
+  };
+}

@@ -1,0 +1,106 @@
+import { createPrng, type Prng } from './prng.js';
+
+/** Fault injection: rate limit, 5xx, latency, truncation, malformed records, page shifting. */
+
+export interface FaultSettings {
+  /** Requests per second allowed per credential; null = unlimited. */
+  rateLimitRps: number | null;
+  /** Fraction in [0, 1] of /v1 requests answered with a 5xx and an HTML body. */
+  serverErrorRate: number;
+  /** Added delay before every /v1 answer. */
+  latencyMs: number;
+  /** The next N JSON 200 answers are cut in half. */
+  truncateNext: number;
+  /** The next N check-in feed pages carry malformed records. */
+  malformedNext: number;
+  /** On the next /check_ins request for page >= 1, first insert this many newer rows inside its range. */
+  shiftNextPageBy: number;
+}
+
+export const NO_FAULTS: FaultSettings = {
+  rateLimitRps: null,
+  serverErrorRate: 0,
+  latencyMs: 0,
+  truncateNext: 0,
+  malformedNext: 0,
+  shiftNextPageBy: 0,
+};
+
+interface Bucket {
+  tokens: number;
+  updatedMs: number;
+}
+
+export class FaultInjector {
+  private settings: FaultSettings = { ...NO_FAULTS };
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly rng: Prng;
+
+  constructor(
+    seed: number,
+    /** Real monotonic time: rate limits are about how fast a client really calls. */
+    private readonly monotonicMs: () => number,
+  ) {
+    this.rng = createPrng(seed, 'faults');
+  }
+
+  get(): FaultSettings {
+    return { ...this.settings };
+  }
+
+  set(patch: Partial<FaultSettings>): FaultSettings {
+    this.settings = { ...this.settings, ...patch };
+    if (patch.rateLimitRps !== undefined) this.buckets.clear();
+    return this.get();
+  }
+
+  reset(): void {
+    this.settings = { ...NO_FAULTS };
+    this.buckets.clear();
+  }
+
+  /** Token bucket per credential; returns seconds to wait (Retry-After) or null when allowed. */
+  rateLimit(credentialKey: string): number | null {
+    const rps = this.settings.rateLimitRps;
+    if (rps === null || rps <= 0) return null;
+    const now = this.monotonicMs();
+    const bucket = this.buckets.get(credentialKey) ?? { tokens: rps, updatedMs: now };
+    bucket.tokens = Math.min(rps, bucket.tokens + ((now - bucket.updatedMs) / 1000) * rps);
+    bucket.updatedMs = now;
+    this.buckets.set(credentialKey, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return null;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / rps));
+  }
+
+  /** A 5xx status to answer with, or null. */
+  serverError(): number | null {
+    const rate = this.settings.serverErrorRate;
+    if (rate <= 0 || this.rng.next() >= rate) return null;
+    return this.rng.pick([500, 502, 503]);
+  }
+
+  latencyMs(): number {
+    return this.settings.latencyMs;
+  }
+
+  takeTruncation(): boolean {
+    if (this.settings.truncateNext <= 0) return false;
+    this.settings.truncateNext--;
+    return true;
+  }
+
+  takeMalformed(): boolean {
+    if (this.settings.malformedNext <= 0) return false;
+    this.settings.malformedNext--;
+    return true;
+  }
+
+  takePageShift(): number {
+    const n = this.settings.shiftNextPageBy;
+    this.settings.shiftNextPageBy = 0;
+    return n;
+  }
+}

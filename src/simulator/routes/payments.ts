@@ -1,0 +1,160 @@
+import { requireBearer } from '../auth-checks.js';
+import type { SimContext } from '../context.js';
+import { intentActionForm, intentFullForm, intentListForm } from '../forms.js';
+import type { Route, SimRequest, SimResponse } from '../http-types.js';
+import { cancelIntent, confirmIntent, createIntent, IntentTransitionError } from '../intents.js';
+import { isUuid, pageOf, paginationWrapper, parsePaging, parseUuidParam } from '../params.js';
+import { envelopeA, invalidParameter, jsonResponse, resourceNotFound } from '../responses.js';
+import type { IntentRecord } from '../world.js';
+
+const invalidBody = (message: string): SimResponse =>
+  envelopeA(400, 'invalid_request_error', 'invalid_request_error', message);
+
+function parseJsonObject(body: string): Record<string, unknown> | null {
+  if (body.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Payment intents: any valid bearer token (decision: no scope required); 401 empty otherwise. */
+export function paymentRoutes(ctx: SimContext): Route[] {
+  const { world, credentials, clock } = ctx;
+  const memberExists = (id: string): boolean => world.members.some((m) => m.id === id);
+
+  const authed =
+    (answer: (request: SimRequest, params: string[], memberId: string) => SimResponse) =>
+    async (request: SimRequest, params: string[]): Promise<SimResponse> => {
+      const auth = await requireBearer(credentials, request, null, memberExists);
+      if (!auth.ok) return auth.response;
+      return { ...answer(request, params, auth.value.memberId), credential: 'bearer' };
+    };
+
+  const withIntent = (id: string, answer: (intent: IntentRecord) => SimResponse): SimResponse => {
+    if (!isUuid(id)) return invalidParameter('id', 'expected a UUID');
+    const intent = world.intents.get(id.toLowerCase());
+    return intent ? answer(intent) : resourceNotFound('payment_intent');
+  };
+
+  const transitionError = (error: unknown): SimResponse => {
+    if (error instanceof IntentTransitionError)
+      return envelopeA(400, 'invalid_request_error', error.code, error.message);
+    throw error;
+  };
+
+  const create = (request: SimRequest, _params: string[], memberId: string): SimResponse => {
+    const body = parseJsonObject(request.body);
+    if (!body) return invalidBody('The request body must be a JSON object.');
+    const merchant = body['svc_merchant_id'];
+    if (typeof merchant !== 'string' || !isUuid(merchant))
+      return invalidParameter('svc_merchant_id', 'a UUID is required');
+    if (merchant.toLowerCase() !== world.app.merchantId)
+      return invalidParameter('svc_merchant_id', 'unknown merchant for this app');
+    const key = body['idempotency_key'];
+    if (typeof key === 'string' && key !== '') {
+      const existing = [...world.intents.values()].find((i) => i.idempotencyKey === key);
+      if (existing) return jsonResponse(200, intentFullForm(existing, clock.nowMs()));
+    }
+    const amount = body['amount'];
+    const rawValue =
+      typeof amount === 'object' && amount !== null ? (amount as Record<string, unknown>)['value'] : amount;
+    if (typeof rawValue !== 'string' || !/^[1-9]\d*$/.test(rawValue))
+      return invalidParameter('amount', 'expected { value: positive big-integer string, currency }');
+    const payer =
+      typeof body['payer_account_balance_id'] === 'string'
+        ? body['payer_account_balance_id']
+        : world.members.find((m) => m.id === memberId)?.wallets.find((w) => w.type === 'SPENDING')?.id;
+    try {
+      const intent = createIntent(world, ctx.runtimeIds, clock.nowMs(), {
+        amount: rawValue,
+        ...(payer !== undefined ? { payer } : {}),
+        ...(typeof body['description'] === 'string' ? { description: body['description'] } : {}),
+        ...(typeof body['metadata'] === 'object' && body['metadata'] !== null
+          ? { metadata: body['metadata'] as Record<string, string> }
+          : {}),
+        idempotencyKey: typeof key === 'string' && key !== '' ? key : null,
+      });
+      return jsonResponse(201, intentFullForm(intent, clock.nowMs()));
+    } catch (error) {
+      if (error instanceof RangeError) return invalidParameter('payer_account_balance_id', error.message);
+      throw error;
+    }
+  };
+
+  const list = (request: SimRequest): SimResponse => {
+    const payee = parseUuidParam(request.query, 'payee_account_balance_id');
+    if (!payee.ok) return payee.response;
+    const payer = parseUuidParam(request.query, 'payer_account_balance_id');
+    if (!payer.ok) return payer.response;
+    const paging = parsePaging(request.query);
+    if (!paging.ok) return paging.response;
+    const matching = [...world.intents.values()]
+      .filter(
+        (i) =>
+          (payee.value === null || i.payeeWalletId === payee.value) &&
+          (payer.value === null || i.payerWalletId === payer.value),
+      )
+      .reverse(); // newest first (the map keeps creation order)
+    const now = clock.nowMs();
+    return jsonResponse(200, {
+      payment_intents: pageOf(matching, paging.value).map((i) => intentListForm(i, now)),
+      pagination: paginationWrapper(matching.length, paging.value),
+    });
+  };
+
+  return [
+    { method: 'POST', pattern: /^\/payment_intents$/, handler: authed(create) },
+    { method: 'GET', pattern: /^\/payment_intents$/, handler: authed(list) },
+    {
+      method: 'GET',
+      pattern: /^\/payment_intents\/([^/]+)$/,
+      handler: authed((_r, [id = '']) =>
+        withIntent(id, (i) => jsonResponse(200, intentFullForm(i, clock.nowMs()))),
+      ),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/payment_intents\/([^/]+)\/confirm$/,
+      handler: authed((request, [id = '']) =>
+        withIntent(id, (intent) => {
+          const body = parseJsonObject(request.body);
+          const userId = body?.['user_id'];
+          if (typeof userId !== 'string' || !isUuid(userId))
+            return invalidParameter('user_id', 'a UUID is required');
+          const payerOwner = world.members.find((m) => m.wallets.some((w) => w.id === intent.payerWalletId));
+          if (payerOwner?.id !== userId.toLowerCase())
+            return invalidParameter('user_id', 'the user does not own the paying wallet');
+          try {
+            return jsonResponse(
+              200,
+              intentActionForm(confirmIntent(world, intent, clock.nowMs()), clock.nowMs(), 'confirm'),
+            );
+          } catch (error) {
+            return transitionError(error);
+          }
+        }),
+      ),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/payment_intents\/([^/]+)\/cancel$/,
+      handler: authed((_r, [id = '']) =>
+        withIntent(id, (intent) => {
+          try {
+            return jsonResponse(
+              200,
+              intentActionForm(cancelIntent(intent, clock.nowMs()), clock.nowMs(), 'cancel'),
+            );
+          } catch (error) {
+            return transitionError(error);
+          }
+        }),
+      ),
+    },
+  ];
+}
