@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { recordParser, type RecordParser } from './parse.js';
+import {
+  fullLocationSchema,
+  locationFromWire,
+  shortLocationSchema,
+  type Location,
+  type Neighborhood,
+} from './location.js';
+import { isoTimestampSchema, nullableIsoTimestampSchema, uuidSchema } from './primitives.js';
+
+/** A visit. Check-ins carry no member identity. */
+export interface CheckIn {
+  /** Lower-case UUID. */
+  id: string;
+  /** Visit start; the feed's date filters apply to it. */
+  createdAt: Date;
+  /** Visit end; null while the visit is ongoing. */
+  endedAt: Date | null;
+  svcPayEnabled: boolean;
+  /** Full form in the venue feed, short form in member history and single retrieval. */
+  location: Location;
+  locationId: string;
+  restaurantId: string;
+  neighborhoodId: string;
+  neighborhood: Neighborhood;
+  /** The record as received. */
+  raw: unknown;
+}
+
+function checkInSchema<L extends z.ZodType>(location: L) {
+  return z.object({
+    id: uuidSchema,
+    object: z.literal('check_in'),
+    location,
+    svc_pay_enabled: z.boolean(),
+    created_at: isoTimestampSchema,
+    ended_at: nullableIsoTimestampSchema,
+  });
+}
+
+const feedCheckInSchema = checkInSchema(fullLocationSchema);
+const shortCheckInSchema = checkInSchema(shortLocationSchema);
+
+function toCheckIn(
+  form: 'full' | 'short',
+  wire: z.output<typeof feedCheckInSchema> | z.output<typeof shortCheckInSchema>,
+  raw: unknown,
+): CheckIn {
+  const rawLocation =
+    typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)['location'] : undefined;
+  const location = locationFromWire(form, wire.location, rawLocation);
+  return {
+    id: wire.id,
+    createdAt: wire.created_at,
+    endedAt: wire.ended_at,
+    svcPayEnabled: wire.svc_pay_enabled,
+    location,
+    locationId: location.id,
+    restaurantId: location.restaurantId,
+    neighborhoodId: location.neighborhoodId,
+    neighborhood: location.neighborhood,
+    raw,
+  };
+}
+
+/** `GET /check_ins` items: the venue feed, with the full location form. */
+export const parseFeedCheckIn: RecordParser<CheckIn> = recordParser(feedCheckInSchema, (wire, raw) =>
+  toCheckIn('full', wire, raw),
+);
+
+/** `GET /check_ins/{id}` and `GET /users/me/check_ins` items: location in its short form. */
+export const parseShortFormCheckIn: RecordParser<CheckIn> = recordParser(shortCheckInSchema, (wire, raw) =>
+  toCheckIn('short', wire, raw),
+);

@@ -1,0 +1,140 @@
+import type { z } from 'zod';
+
+/**
+ * The result of normalizing one record. A rejection carries what `rejected_records` stores:
+ * the id (when the payload has a readable one), a reason naming the field path and the problem,
+ * and the payload as received.
+ */
+export interface Rejection {
+  recordId: string | null;
+  reason: string;
+  payload: unknown;
+}
+
+export type ParseResult<T> = { ok: true; record: T } | { ok: false; rejection: Rejection };
+
+/** Normalizes one raw record. Never throws, whatever the input. */
+export type RecordParser<T> = (raw: unknown) => ParseResult<T>;
+
+export interface ParsedRecords<T> {
+  records: T[];
+  rejections: Rejection[];
+}
+
+/** Normalizes a page of records; one bad record becomes a rejection and never fails the page. */
+export function parseRecords<T>(list: readonly unknown[], parseOne: RecordParser<T>): ParsedRecords<T> {
+  const records: T[] = [];
+  const rejections: Rejection[] = [];
+  if (!Array.isArray(list)) {
+    return {
+      records,
+      rejections: [{ recordId: null, reason: 'expected an array of records', payload: list }],
+    };
+  }
+  for (const raw of list as readonly unknown[]) {
+    const result = parseOne(raw);
+    if (result.ok) records.push(result.record);
+    else rejections.push(result.rejection);
+  }
+  return { records, rejections };
+}
+
+/** The payload's `id` as a string, if it has one we can read (valid or not). */
+export function readRecordId(payload: unknown): string | null {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return null;
+  try {
+    const id: unknown = (payload as Record<string, unknown>)['id'];
+    if (typeof id === 'string') return id.length > 200 ? id.slice(0, 200) : id;
+    if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  } catch {
+    // A getter that throws is not JSON; there is simply no readable id.
+  }
+  return null;
+}
+
+export function reject(payload: unknown, reason: string): { ok: false; rejection: Rejection } {
+  return { ok: false, rejection: { recordId: readRecordId(payload), reason, payload } };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? '(record)' : out;
+}
+
+function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
+  let current: unknown = payload;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, key)) {
+      return { found: false, value: undefined };
+    }
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return { found: true, value: current };
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  switch (typeof value) {
+    case 'string':
+      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    default:
+      return typeof value;
+  }
+}
+
+function formatIssue(issue: z.core.$ZodIssue, payload: unknown): string {
+  const where = formatPath(issue.path);
+  if (issue.code === 'invalid_type') {
+    const { found, value } = valueAt(payload, issue.path);
+    if (!found || value === undefined) return `${where}: required field missing`;
+    return `${where}: expected ${issue.expected}, got ${describeValue(value)}`;
+  }
+  if (issue.code === 'invalid_value') {
+    const expected = issue.values
+      .map((v) => (typeof v === 'bigint' ? String(v) : JSON.stringify(v)))
+      .join(' | ');
+    return `${where}: expected ${expected}, got ${describeValue(valueAt(payload, issue.path).value)}`;
+  }
+  return `${where}: ${issue.message.replace(/^Invalid input: /, '')}`;
+}
+
+const MAX_ISSUES_IN_REASON = 5;
+
+/** Turns zod issues into one reason line: `created_at: not an ISO 8601 timestamp …; price: …`. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], payload: unknown): string {
+  const shown = issues.slice(0, MAX_ISSUES_IN_REASON).map((issue) => formatIssue(issue, payload));
+  const more = issues.length - shown.length;
+  const reason = shown.join('; ') + (more > 0 ? `; and ${more} more` : '');
+  return reason === '' ? '(record): invalid' : reason;
+}
+
+/**
+ * Builds a `RecordParser` from a wire schema and a mapping to the domain type. Anything thrown
+ * inside (which would be a bug) is turned into a rejection, so callers can rely on "never throws".
+ */
+export function recordParser<S extends z.ZodType, T>(
+  schema: S,
+  toDomain: (parsed: z.output<S>, raw: unknown) => T,
+): RecordParser<T> {
+  return (raw) => {
+    try {
+      const result = schema.safeParse(raw);
+      if (!result.success) return reject(raw, formatIssues(result.error.issues, raw));
+      return { ok: true, record: toDomain(result.data, raw) };
+    } catch (error) {
+      return reject(
+        raw,
+        `(record): normalizer failed: ${error instanceof Error ? error.message : 'unknown error'}`,
+      );
+    }
+  };
+}
