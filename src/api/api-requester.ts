@@ -1,0 +1,208 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
+import type { Logger } from '../log.js';
+import type { Secret } from '../secret.js';
+import { classifyResponse } from './classify-response.js';
+import { credentialForPath, routeTemplate } from './credential-routing.js';
+import {
+  AuthenticationError,
+  PartnerApiError,
+  RateLimitedError,
+  type CredentialKind,
+  type RequestSummary,
+} from './errors.js';
+import type { HttpTransport } from './http-transport.js';
+import type { ApiMetrics } from './metrics.js';
+import type { RequestPriority } from './priority-gate.js';
+import { fullJitterDelayMs, type BackoffOptions } from './retry-policy.js';
+import type { SharedRateLimiter } from './shared-rate-limiter.js';
+
+// The only HTTP retry layer (BullMQ attempts retry whole jobs; these retry one request). Per attempt:
+// wait for the shared rate limit, send with exactly the credential the path's family takes, classify.
+// A 429 pauses every process for Retry-After and is retried without using the retry budget; other
+// retryable failures back off with full jitter; a bearer 401 gets one forced token refresh.
+
+/** Bearer tokens for `/users/me/*` and `/payment_intents/*`. */
+export interface AccessTokenProvider {
+  getAccessToken(signal?: AbortSignal): Promise<string>;
+  /** The server rejected `rejected`: refresh (once across processes) and return the new token. */
+  refreshAfterRejection(rejected: string, signal?: AbortSignal): Promise<string>;
+}
+
+export type QueryParams = Record<string, string | number | undefined>;
+
+export interface RequestOptions {
+  signal?: AbortSignal | undefined;
+  priority?: RequestPriority;
+}
+
+export interface ApiRequester {
+  getJson(path: string, params?: QueryParams, options?: RequestOptions): Promise<unknown>;
+}
+
+export interface RetrySettings {
+  /** Retries after the first attempt (429s do not count). */
+  retries: number;
+  /** Total time for one request, waits included. */
+  maxTotalMs: number;
+  backoff: BackoffOptions;
+}
+
+export const DEFAULT_RETRY_SETTINGS: RetrySettings = {
+  retries: 5,
+  maxTotalMs: 120_000,
+  backoff: { baseMs: 500, capMs: 15_000 },
+};
+
+export interface ApiRequesterOptions {
+  baseUrl: string;
+  apiKey: Secret | undefined;
+  tokens: AccessTokenProvider | undefined;
+  transport: HttpTransport;
+  limiter: SharedRateLimiter;
+  logger: Logger;
+  metrics: ApiMetrics;
+  retry?: Partial<RetrySettings>;
+  nowMs?: () => number;
+  random?: () => number;
+}
+
+export function buildUrl(baseUrl: string, path: string, params: QueryParams): URL {
+  const url = new URL(`${baseUrl.replace(/\/$/, '')}${path}`);
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) url.searchParams.set(name, String(value));
+  }
+  return url;
+}
+
+export function summarizeRequest(method: string, url: URL): RequestSummary {
+  const clean = new URL(url.toString());
+  clean.username = '';
+  clean.password = '';
+  const params = Object.fromEntries(clean.searchParams.entries());
+  clean.search = '';
+  return { method, url: clean.toString(), params };
+}
+
+export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
+  const retry = { ...DEFAULT_RETRY_SETTINGS, ...options.retry };
+  const nowMs = options.nowMs ?? Date.now;
+  const random = options.random ?? Math.random;
+  const { transport, limiter, metrics, logger } = options;
+
+  async function credentialHeaders(
+    kind: CredentialKind,
+    signal: AbortSignal | undefined,
+  ): Promise<{ headers: Record<string, string>; bearer: string | null }> {
+    if (kind === 'api-key') {
+      if (!options.apiKey) throw new AuthenticationError('api-key', 'not_configured', null, {});
+      return { headers: { 'x-api-key': options.apiKey.reveal() }, bearer: null };
+    }
+    if (!options.tokens) throw new AuthenticationError('bearer', 'oauth_not_configured', null, {});
+    const bearer = await options.tokens.getAccessToken(signal);
+    return { headers: { authorization: `Bearer ${bearer}` }, bearer };
+  }
+
+  async function attemptOnce(
+    path: string,
+    url: URL,
+    summary: RequestSummary,
+    kind: CredentialKind,
+    requestOptions: RequestOptions,
+  ): Promise<unknown> {
+    const route = routeTemplate(path);
+    const send = async (headers: Record<string, string>) => {
+      const waited = await limiter.acquire({
+        priority: requestOptions.priority ?? 'normal',
+        signal: requestOptions.signal,
+      });
+      metrics.limiterWaited(waited);
+      const started = nowMs();
+      try {
+        const response = await transport.send({
+          method: 'GET',
+          url,
+          headers,
+          signal: requestOptions.signal,
+          summary,
+        });
+        metrics.requestCompleted(
+          { route, method: 'GET', status: String(response.status) },
+          nowMs() - started,
+        );
+        return classifyResponse(response, { credential: kind, request: summary, nowMs: nowMs() });
+      } catch (error) {
+        const status = error instanceof PartnerApiError ? error.name : 'error';
+        metrics.requestCompleted({ route, method: 'GET', status }, nowMs() - started);
+        throw error;
+      }
+    };
+    const first = await credentialHeaders(kind, requestOptions.signal);
+    let result = await send(first.headers);
+    // An access token can be revoked or expire early; one forced refresh, then the answer stands.
+    if (
+      !result.ok &&
+      result.error instanceof AuthenticationError &&
+      first.bearer !== null &&
+      options.tokens
+    ) {
+      logger.info({ route }, 'bearer token rejected; refreshing it once');
+      const fresh = await options.tokens.refreshAfterRejection(first.bearer, requestOptions.signal);
+      result = await send({ authorization: `Bearer ${fresh}` });
+    }
+    if (!result.ok) throw result.error;
+    return result.json;
+  }
+
+  return {
+    async getJson(path, params = {}, requestOptions = {}) {
+      const kind = credentialForPath(path);
+      const url = buildUrl(options.baseUrl, path, params);
+      const summary = summarizeRequest('GET', url);
+      const route = routeTemplate(path);
+      const startedAt = nowMs();
+      const signal = requestOptions.signal;
+      // p-retry's own budget check would also stop 429s once the budget is spent, so it gets an
+      // unbounded budget and `willRetry` applies ours: 429s always (within maxTotalMs), others
+      // while retries remain.
+      const willRetry = (error: Error, retriesConsumed: number) =>
+        error instanceof PartnerApiError &&
+        error.retryable &&
+        (error instanceof RateLimitedError || retriesConsumed < retry.retries);
+      return pRetry(() => attemptOnce(path, url, summary, kind, requestOptions), {
+        retries: Number.POSITIVE_INFINITY,
+        maxRetryTime: retry.maxTotalMs,
+        minTimeout: 0, // the waits happen in onFailedAttempt: full jitter, or exactly Retry-After
+        factor: 1,
+        signal,
+        shouldRetry: ({ error, retriesConsumed }) => willRetry(error, retriesConsumed),
+        shouldConsumeRetry: ({ error }) => !(error instanceof RateLimitedError),
+        onFailedAttempt: async ({ error, retriesConsumed }) => {
+          if (error instanceof RateLimitedError) {
+            metrics.rateLimited({ route });
+            await limiter.pauseAll(error.retryAfterMs);
+          }
+          if (!willRetry(error, retriesConsumed) || !(error instanceof PartnerApiError)) return;
+          const remaining = retry.maxTotalMs - (nowMs() - startedAt);
+          if (error instanceof RateLimitedError) {
+            if (error.retryAfterMs > remaining) throw error;
+            logger.warn(
+              { route, retryAfterMs: error.retryAfterMs },
+              'rate limited by the partner API; every process pauses',
+            );
+            metrics.requestRetried({ route, reason: error.name });
+            await sleep(error.retryAfterMs, undefined, { signal });
+            return;
+          }
+          const delay = Math.min(remaining, fullJitterDelayMs(retriesConsumed, retry.backoff, random()));
+          logger.warn(
+            { route, error: error.name, status: error.status, attempt: retriesConsumed + 1, delayMs: delay },
+            'partner API request failed; retrying',
+          );
+          metrics.requestRetried({ route, reason: error.name });
+          if (delay > 0) await sleep(delay, undefined, { signal });
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import type { CredentialKind } from './errors.js';
+
+// The spec's authentication table, in the one place that decides which credential a path gets.
+// The two credentials are not interchangeable: an API key on a bearer route is a 401, and a bearer
+// token is never sent to a discovery route (it would leak a member token to routes that do not need it).
+const ROUTE_FAMILIES: readonly { prefix: string; credential: CredentialKind }[] = [
+  { prefix: '/restaurants', credential: 'api-key' },
+  { prefix: '/locations', credential: 'api-key' },
+  { prefix: '/check_ins', credential: 'api-key' },
+  { prefix: '/challenges', credential: 'api-key' },
+  { prefix: '/balance', credential: 'api-key' },
+  { prefix: '/users/me', credential: 'bearer' },
+  { prefix: '/payment_intents', credential: 'bearer' },
+];
+
+/** The credential a path (relative to the base URL, e.g. `/check_ins`) must carry. */
+export function credentialForPath(path: string): CredentialKind {
+  const clean = path.split('?')[0] ?? path;
+  for (const family of ROUTE_FAMILIES) {
+    if (clean === family.prefix || clean.startsWith(`${family.prefix}/`)) return family.credential;
+  }
+  throw new Error(`no credential rule for path ${clean}: add its route family to credential-routing.ts`);
+}
+
+/** `/locations/0b6…/open_hours` -> `/locations/{id}/open_hours`: bounded label values for metrics. */
+export function routeTemplate(path: string): string {
+  const clean = path.split('?')[0] ?? path;
+  return clean
+    .split('/')
+    .map((segment) =>
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(segment) ? '{id}' : segment,
+    )
+    .join('/');
+}

@@ -1,0 +1,190 @@
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { DB } from '../warehouse/schema.js';
+import {
+  createApiRequester,
+  type ApiRequester,
+  type QueryParams,
+  type RetrySettings,
+} from './api-requester.js';
+import { ResourceNotFoundError, UnexpectedResponseShapeError } from './errors.js';
+import { createHttpTransport, type HttpTransport } from './http-transport.js';
+import { noopApiMetrics, type ApiMetrics } from './metrics.js';
+import { OAuthTokenManager } from './oauth/token-manager.js';
+import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { pageStream, type Page, type PageStream } from './paging.js';
+import type { CallOptions, PageOptions, PartnerApi } from './partner-api.js';
+import {
+  parseAccountBalance,
+  parseChallengePage,
+  parseFeedCheckInPage,
+  parseMemberCheckInPage,
+  parseMembershipPage,
+  parseMemberStatus,
+  parseOpenHours,
+  parsePaymentIntent,
+  parsePaymentIntentPage,
+  parseReducedLocation,
+  parseRestaurantPage,
+  parseUser,
+  parseUserTagList,
+  parseWalletList,
+  type PageResult,
+} from './records/index.js';
+import { createSharedRateLimiter, type SharedRateLimiter } from './shared-rate-limiter.js';
+
+export interface HttpPartnerApiOptions {
+  requester: ApiRequester;
+  pageSize: number;
+  close?: () => Promise<void>;
+}
+
+function toPage<T>(result: PageResult<T>, path: string): Page<T> {
+  if (!result.ok) throw new UnexpectedResponseShapeError(`${path}: ${result.reason}`, {});
+  return { records: result.records, rejections: result.rejections, pagination: result.pagination };
+}
+
+async function nullIfNotFound<T>(call: Promise<T>): Promise<T | null> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundError) return null;
+    throw error;
+  }
+}
+
+/** The HTTP implementation of PartnerApi over one ApiRequester. */
+export function createHttpPartnerApi(options: HttpPartnerApiOptions): PartnerApi {
+  const { requester } = options;
+  const get = (path: string, params: QueryParams, call: CallOptions = {}) =>
+    requester.getJson(path, params, { signal: call.signal, priority: call.priority ?? 'normal' });
+
+  function pages<T>(
+    path: string,
+    params: QueryParams,
+    parse: (raw: unknown) => PageResult<T>,
+    paging: PageOptions = {},
+  ): PageStream<T> {
+    const pageSize = paging.pageSize ?? options.pageSize;
+    return pageStream(
+      async (page) => toPage(parse(await get(path, { ...params, page, page_size: pageSize }, paging)), path),
+      paging.startPage ?? 0,
+    );
+  }
+
+  const windowParams = (q: { createdAfter: Date; createdBefore: Date }) => ({
+    created_after: q.createdAfter.toISOString(),
+    created_before: q.createdBefore.toISOString(),
+  });
+
+  return {
+    checkInPages: (query) => pages('/check_ins', windowParams(query), parseFeedCheckInPage, query),
+    async countCheckIns(query) {
+      const raw = await get('/check_ins', { ...windowParams(query), page: 0, page_size: 1 }, query);
+      return toPage(parseFeedCheckInPage(raw), '/check_ins').pagination.totalCount;
+    },
+    restaurantPages: (paging) => pages('/restaurants', {}, parseRestaurantPage, paging),
+    getLocation: (id, call) =>
+      nullIfNotFound(
+        get(`/locations/${encodeURIComponent(id)}`, {}, call).then((raw) => parseReducedLocation(raw)),
+      ),
+    getLocationOpenHours: (id, call) =>
+      nullIfNotFound(
+        get(`/locations/${encodeURIComponent(id)}/open_hours`, {}, call).then((raw) => parseOpenHours(raw)),
+      ),
+    challengePages: (restaurantId, paging) =>
+      pages('/challenges', { restaurant: restaurantId }, parseChallengePage, paging),
+    getBalance: async (call) => parseAccountBalance(await get('/balance', {}, call)),
+    paymentIntentPages: (paging = {}) =>
+      pages('/payment_intents', { payee_account_balance_id: paging.payee }, parsePaymentIntentPage, paging),
+    getPaymentIntent: (id, call) =>
+      nullIfNotFound(
+        get(`/payment_intents/${encodeURIComponent(id)}`, {}, call).then((raw) => parsePaymentIntent(raw)),
+      ),
+    getMe: async (call) => parseUser(await get('/users/me', {}, call)),
+    getMyStatus: (call) =>
+      nullIfNotFound(get('/users/me/status', {}, call).then((raw) => parseMemberStatus(raw))),
+    getMyWallets: async (call) => parseWalletList(await get('/users/me/wallets', {}, call)),
+    getMyTags: async (call) => parseUserTagList(await get('/users/me/tags', {}, call)),
+    myCheckInPages: (paging) => pages('/users/me/check_ins', {}, parseMemberCheckInPage, paging),
+    myMembershipPages: (paging = {}) =>
+      pages('/users/me/memberships', { restaurant: paging.restaurant }, parseMembershipPage, paging),
+    close: async () => {
+      await options.close?.();
+    },
+  };
+}
+
+export interface CreatePartnerApiOptions {
+  config: Config;
+  /** Shared rate limit and 429 pause live here, under config.redisPrefix. */
+  redis: Redis;
+  /** Holds the OAuth token row. */
+  db: Kysely<DB>;
+  logger: Logger;
+  metrics?: ApiMetrics;
+  /** Tuning for tests and tools; production uses the defaults. */
+  retry?: Partial<RetrySettings>;
+  afterRefreshCommitted?: (() => void | Promise<void>) | undefined;
+}
+
+export interface PartnerApiParts {
+  api: PartnerApi;
+  requester: ApiRequester;
+  transport: HttpTransport;
+  limiter: SharedRateLimiter;
+  tokens: OAuthTokenManager | undefined;
+}
+
+/** Wires transport, shared limiter, token manager and requester from the config. */
+export function createPartnerApiParts(options: CreatePartnerApiOptions): PartnerApiParts {
+  const { config, redis, db } = options;
+  const logger = options.logger.child({ component: 'partner-api' });
+  const metrics = options.metrics ?? noopApiMetrics;
+  if (config.api.baseUrl === undefined)
+    throw new Error('SVC_API_BASE_URL is required to talk to the partner API');
+  const transport = createHttpTransport({
+    userAgent: config.api.userAgent,
+    timeoutMs: config.api.requestTimeoutMs,
+  });
+  const limiter = createSharedRateLimiter({
+    redis,
+    prefix: config.redisPrefix,
+    rps: config.api.rateLimitRps,
+  });
+  const oauth = config.oauth;
+  const tokens =
+    oauth === undefined
+      ? undefined
+      : new OAuthTokenManager({
+          db,
+          endpoint: createTokenEndpoint({ oauth, transport, limiter }),
+          encryptionKey: oauth.encryptionKey.reveal(),
+          initialRefreshToken: oauth.refreshToken?.reveal(),
+          logger,
+          metrics,
+          afterRefreshCommitted: options.afterRefreshCommitted,
+        });
+  const requester = createApiRequester({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.api.apiKey,
+    tokens,
+    transport,
+    limiter,
+    logger,
+    metrics,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+  });
+  const api = createHttpPartnerApi({
+    requester,
+    pageSize: config.api.pageSize,
+    close: () => transport.close(),
+  });
+  return { api, requester, transport, limiter, tokens };
+}
+
+export function createPartnerApi(options: CreatePartnerApiOptions): PartnerApi {
+  return createPartnerApiParts(options).api;
+}

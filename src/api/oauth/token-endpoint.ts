@@ -1,0 +1,159 @@
+import { decodeJwt } from 'jose';
+import type { OAuthConfig } from '../../config.js';
+import { headerValue, type RawResponse } from '../classify-response.js';
+import {
+  NetworkError,
+  RateLimitedError,
+  RefreshTokenRevokedError,
+  RequestTimeoutError,
+  TokenEndpointError,
+  type RequestSummary,
+} from '../errors.js';
+import type { HttpTransport } from '../http-transport.js';
+import { parseRetryAfter } from '../retry-policy.js';
+import type { SharedRateLimiter } from '../shared-rate-limiter.js';
+
+// `POST /oauth/token`: refresh and code exchange. Client authentication in the form body
+// (client_secret_post); the body never reaches an error or a log, only the endpoint URL does.
+//
+// A refresh is NOT idempotent: the server rotates the refresh token on every use. Once the request
+// may have reached the server (timeout, reset mid-response, 5xx) a retry would present a token that
+// may already be spent, so only failures that prove the server never handled it (connection refused,
+// connect timeout, 429) are retried here; everything else surfaces to the caller.
+
+export interface IssuedTokens {
+  accessToken: string;
+  /** The rotated refresh token; null if the server kept the old one valid. */
+  refreshToken: string | null;
+  accessTokenExpiresAt: Date;
+}
+
+export interface TokenEndpoint {
+  refresh(refreshToken: string, signal?: AbortSignal): Promise<IssuedTokens>;
+  exchangeCode(
+    input: { code: string; verifier: string; redirectUri: string },
+    signal?: AbortSignal,
+  ): Promise<IssuedTokens>;
+}
+
+export interface TokenEndpointOptions {
+  oauth: Pick<OAuthConfig, 'clientId' | 'clientSecret' | 'tokenUrl'>;
+  transport: HttpTransport;
+  limiter?: SharedRateLimiter | undefined;
+  nowMs?: () => number;
+  /** 429s waited out before giving up. */
+  maxRateLimitWaits?: number;
+}
+
+/** Access-token expiry: the JWT's `exp` when readable, else `expires_in`, else one hour. */
+export function accessTokenExpiry(accessToken: string, expiresInSeconds: unknown, nowMs: number): Date {
+  try {
+    const { exp } = decodeJwt(accessToken);
+    if (typeof exp === 'number' && Number.isFinite(exp)) return new Date(exp * 1000);
+  } catch {
+    // Not a JWT: opaque tokens are allowed by OAuth; fall back to expires_in.
+  }
+  const seconds = typeof expiresInSeconds === 'number' && expiresInSeconds > 0 ? expiresInSeconds : 3600;
+  return new Date(nowMs + seconds * 1000);
+}
+
+function readOAuthError(body: string): string | null {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const error = (parsed as { error?: unknown } | null)?.error;
+    return typeof error === 'string' ? error : null;
+  } catch {
+    return null;
+  }
+}
+
+const PROVABLY_UNSENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
+  const nowMs = options.nowMs ?? Date.now;
+  const url = new URL(options.oauth.tokenUrl);
+  const summary: RequestSummary = { method: 'POST', url: url.toString(), params: {} };
+
+  async function post(
+    form: Record<string, string>,
+    grant: string,
+    signal?: AbortSignal,
+  ): Promise<IssuedTokens> {
+    const body = new URLSearchParams({
+      ...form,
+      client_id: options.oauth.clientId,
+      client_secret: options.oauth.clientSecret.reveal(),
+    }).toString();
+    const request = { ...summary, params: { grant_type: grant } };
+    for (let waits = 0; ; waits++) {
+      await options.limiter?.acquire({ priority: 'high', signal });
+      let response: RawResponse;
+      try {
+        response = await options.transport.send({
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+          signal,
+          summary: request,
+        });
+      } catch (error) {
+        const unsent =
+          (error instanceof NetworkError && error.code !== null && PROVABLY_UNSENT.has(error.code)) ||
+          (error instanceof RequestTimeoutError && error.phase === 'connect');
+        if (unsent && waits < 3) continue;
+        throw error;
+      }
+      if (response.status === 429) {
+        const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs()) ?? 1000;
+        const limited = new RateLimitedError(retryAfterMs, { request, status: 429 });
+        await options.limiter?.pauseAll(retryAfterMs);
+        if (waits >= (options.maxRateLimitWaits ?? 5)) throw limited;
+        await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
+        continue;
+      }
+      return toTokens(response, grant, request);
+    }
+  }
+
+  function toTokens(response: RawResponse, grant: string, request: RequestSummary): IssuedTokens {
+    const details = { request, status: response.status };
+    if (response.status >= 200 && response.status < 300) {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(response.body) as Record<string, unknown>;
+      } catch (error) {
+        throw new TokenEndpointError('invalid_json', false, { ...details, cause: error });
+      }
+      const accessToken = parsed['access_token'];
+      const refreshToken = parsed['refresh_token'];
+      if (typeof accessToken !== 'string' || accessToken === '') {
+        throw new TokenEndpointError('no_access_token', false, details);
+      }
+      return {
+        accessToken,
+        refreshToken: typeof refreshToken === 'string' && refreshToken !== '' ? refreshToken : null,
+        accessTokenExpiresAt: accessTokenExpiry(accessToken, parsed['expires_in'], nowMs()),
+      };
+    }
+    const code = readOAuthError(response.body);
+    if (code === 'invalid_grant' && grant === 'refresh_token') throw new RefreshTokenRevokedError(details);
+    throw new TokenEndpointError(code ?? `http_${response.status}`, response.status >= 500, details);
+  }
+
+  return {
+    refresh: (refreshToken, signal) =>
+      post({ grant_type: 'refresh_token', refresh_token: refreshToken }, 'refresh_token', signal),
+    exchangeCode: (input, signal) =>
+      post(
+        {
+          grant_type: 'authorization_code',
+          code: input.code,
+          code_verifier: input.verifier,
+          redirect_uri: input.redirectUri,
+        },
+        'authorization_code',
+        signal,
+      ),
+  };
+}

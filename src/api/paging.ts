@@ -1,0 +1,58 @@
+import type { Pagination, Rejection } from './records/index.js';
+import { UnexpectedResponseShapeError } from './errors.js';
+
+// Paging trusts the server's `pagination` wrapper, not what we asked for: the server may cap
+// `page_size`, and `next_page` (null on the last page) is what says whether there is more.
+
+export interface Page<T> {
+  records: T[];
+  rejections: Rejection[];
+  pagination: Pagination;
+}
+
+/** An async iterable of pages that remembers the `total_count` of the first and last page fetched. */
+export interface PageStream<T> extends AsyncIterable<Page<T>> {
+  /** `total_count` of the first page fetched (undefined before it is). */
+  readonly firstTotalCount: number | undefined;
+  /** `total_count` of the latest page fetched; differs from the first when rows arrived meanwhile. */
+  readonly lastTotalCount: number | undefined;
+  readonly pagesFetched: number;
+}
+
+export type FetchPage<T> = (page: number) => Promise<Page<T>>;
+
+export function pageStream<T>(fetchPage: FetchPage<T>, startPage = 0): PageStream<T> {
+  let firstTotalCount: number | undefined;
+  let lastTotalCount: number | undefined;
+  let pagesFetched = 0;
+  return {
+    get firstTotalCount() {
+      return firstTotalCount;
+    },
+    get lastTotalCount() {
+      return lastTotalCount;
+    },
+    get pagesFetched() {
+      return pagesFetched;
+    },
+    async *[Symbol.asyncIterator]() {
+      let page: number | null = startPage;
+      while (page !== null) {
+        const result: Page<T> = await fetchPage(page);
+        pagesFetched++;
+        firstTotalCount ??= result.pagination.totalCount;
+        lastTotalCount = result.pagination.totalCount;
+        const next = result.pagination.nextPage;
+        // A next_page that does not move forward would page forever.
+        if (next !== null && next <= page) {
+          throw new UnexpectedResponseShapeError(
+            `pagination.next_page ${next} does not follow page ${page}`,
+            {},
+          );
+        }
+        yield result;
+        page = next;
+      }
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimitedError } from '../../../src/api/errors.js';
+import type { RequestLogEntry } from '../../../src/simulator/index.js';
+import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
+
+let h: ApiHarness;
+
+beforeAll(async () => {
+  h = await createApiHarness('api_rate_limit');
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Largest number of requests the simulator logged inside any window of `windowMs`. */
+function maxInWindow(entries: readonly RequestLogEntry[], windowMs: number): number {
+  const times = entries.map((entry) => Date.parse(entry.at)).sort((a, b) => a - b);
+  let max = 0;
+  let start = 0;
+  for (let end = 0; end < times.length; end++) {
+    while (times[end]! - times[start]! >= windowMs) start++;
+    max = Math.max(max, end - start + 1);
+  }
+  return max;
+}
+
+describe('retries', () => {
+  it('retries a retryable failure with backoff and logs each retry without credentials', async () => {
+    const { api } = await h.client();
+    h.sim.control.requests.clear();
+    h.sim.control.faults.set({ truncateNext: 2 });
+    await expect(api.getBalance()).resolves.toMatchObject({ ok: true });
+    expect(h.sim.control.requests.list().filter((r) => r.path === '/v1/balance')).toHaveLength(3);
+    expect(h.logs.lines.filter((line) => line.includes('retrying'))).toHaveLength(2);
+  });
+
+  it('does not retry other 4xx', async () => {
+    const { requester } = await h.client();
+    h.sim.control.requests.clear();
+    await expect(requester.getJson('/check_ins', { location: 'not-a-uuid' })).rejects.toMatchObject({
+      status: 400,
+    });
+    expect(h.sim.control.requests.list()).toHaveLength(1);
+  });
+});
+
+describe('429 and Retry-After', () => {
+  it('waits as long as the server asks, without using the retry budget, and pauses every process', async () => {
+    // The simulator allows 1 request per second per credential: a burst of 3 meets 429s.
+    h.sim.control.faults.set({ rateLimitRps: 1 });
+    try {
+      const a = await h.client({ retry: { retries: 0, maxTotalMs: 30_000 } });
+      const b = await h.client({ retry: { retries: 0, maxTotalMs: 30_000 } });
+      h.sim.control.requests.clear();
+      const results = await Promise.all([a.api.getBalance(), a.api.getBalance(), b.api.getBalance()]);
+      expect(results.every((result) => result.ok)).toBe(true);
+      const log = h.sim.control.requests.list();
+      const limited = log.filter((entry) => entry.status === 429);
+      expect(limited.length).toBeGreaterThan(0);
+      // After each 429 (Retry-After: 1), no process got through for the next second (requests
+      // already in flight at that moment may meet a 429 too).
+      for (const hit of limited) {
+        const hitAt = Date.parse(hit.at);
+        const next = log.find((entry) => Date.parse(entry.at) > hitAt && entry.status === 200);
+        if (next) expect(Date.parse(next.at) - hitAt).toBeGreaterThanOrEqual(950);
+      }
+    } finally {
+      h.sim.control.faults.reset();
+    }
+  });
+
+  it('shares the pause through Redis: another process sees it', async () => {
+    const a = await h.client();
+    const b = await h.client();
+    await a.limiter.pauseAll(1500);
+    expect(await b.limiter.pausedForMs()).toBeGreaterThan(1000);
+    await a.limiter.pauseAll(10); // a shorter pause never cuts a longer one
+    expect(await b.limiter.pausedForMs()).toBeGreaterThan(1000);
+  });
+
+  it('gives up with RateLimitedError when the wait exceeds the total time budget', async () => {
+    h.sim.control.faults.set({ rateLimitRps: 0.2 });
+    try {
+      const { api } = await h.client({ retry: { retries: 3, maxTotalMs: 500 } });
+      await api.getBalance().catch(() => undefined); // spends the single token
+      const error = await api.getBalance().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RateLimitedError);
+    } finally {
+      h.sim.control.faults.reset();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+});
+
+describe('one rate limit shared by every process', () => {
+  it('three limiter instances together stay within SVC_RATE_LIMIT_RPS and meet no 429', async () => {
+    const rps = 10;
+    h.sim.control.faults.set({ rateLimitRps: rps });
+    const prefix = `${h.prefix}-shared`;
+    try {
+      const clients = await Promise.all(
+        [0, 1, 2].map(() => h.client({ env: { SVC_RATE_LIMIT_RPS: String(rps), REDIS_PREFIX: prefix } })),
+      );
+      // Let the simulator's bucket refill after the other tests.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      h.sim.control.requests.clear();
+      const until = Date.now() + 3000;
+      const counts = [0, 0, 0];
+      await Promise.all(
+        clients.map(async (client, index) => {
+          while (Date.now() < until) {
+            await client.api.getBalance();
+            counts[index]!++;
+          }
+        }),
+      );
+      const log = h.sim.control.requests.list().filter((entry) => entry.path === '/v1/balance');
+      expect(log.filter((entry) => entry.status === 429)).toHaveLength(0);
+      expect(maxInWindow(log, 1000)).toBeLessThanOrEqual(rps + 1);
+      expect(counts.every((count) => count > 0)).toBe(true);
+    } finally {
+      h.sim.control.faults.reset();
+    }
+  });
+});
+
+describe('logs', () => {
+  it('carry no credential', () => {
+    expect(expectNoSecrets(h.logs.text(), h.secrets())).toEqual([]);
+  });
+});
