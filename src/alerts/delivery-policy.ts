@@ -1,0 +1,50 @@
+/** How hard we try to deliver one alert. Pure. */
+export interface AlertDeliveryPolicy {
+  /** Delay after the first failed attempt; doubles per attempt. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Give up (set failed_at) after this many attempts… */
+  maxAttempts: number;
+  /** …or once the alert is this old, whichever comes first. */
+  maxAgeMs: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** A claimed alert is not handed to another worker for this long (covers a crash mid-send). */
+  leaseMs: number;
+  /** Alerts claimed per batch, and sent concurrently. */
+  batchSize: number;
+  concurrency: number;
+}
+
+export const DEFAULT_ALERT_DELIVERY_POLICY: AlertDeliveryPolicy = {
+  baseDelayMs: 5_000,
+  maxDelayMs: 3_600_000,
+  maxAttempts: 25, // about a day with the one-hour cap
+  maxAgeMs: 3 * 86_400_000,
+  timeoutMs: 10_000,
+  leaseMs: 60_000,
+  batchSize: 50,
+  concurrency: 8,
+};
+
+/** Exponential backoff: base, 2×base, 4×base, … capped. `attempts` counts the attempt that just failed. */
+export function retryDelayMs(
+  attempts: number,
+  policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
+): number {
+  const exponent = Math.min(Math.max(0, attempts - 1), 40);
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+}
+
+/** After a failed attempt: retry at a time, or give up. */
+export function afterFailedAttempt(
+  input: { attempts: number; createdAt: Date; now: Date },
+  policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
+): { giveUp: true } | { giveUp: false; nextAttemptAt: Date } {
+  const ageMs = input.now.getTime() - input.createdAt.getTime();
+  if (input.attempts >= policy.maxAttempts || ageMs >= policy.maxAgeMs) return { giveUp: true };
+  return {
+    giveUp: false,
+    nextAttemptAt: new Date(input.now.getTime() + retryDelayMs(input.attempts, policy)),
+  };
+}

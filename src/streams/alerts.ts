@@ -1,0 +1,157 @@
+import { serializeAlertBody } from '../alerts/alert-body.js';
+import {
+  afterFailedAttempt,
+  DEFAULT_ALERT_DELIVERY_POLICY,
+  type AlertDeliveryPolicy,
+} from '../alerts/delivery-policy.js';
+import { alertRequestHeaders } from '../alerts/sign-alert.js';
+import { postAlert } from '../alerts/webhook-sender.js';
+import {
+  claimDueAlerts,
+  countAlertBacklog,
+  markAlertAttemptFailed,
+  markAlertDelivered,
+  noteUndeliverableAlerts,
+  type ClaimedAlert,
+} from '../warehouse/alerts.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+const NO_WEBHOOK = 'not delivered: ALERT_WEBHOOK_URL is not set';
+const NO_SECRET = 'not delivered: ALERT_WEBHOOK_SECRET is not set (alerts are only sent signed)';
+
+/** Upper bound of alerts one pass handles, so a huge backlog does not hold the stream lock forever. */
+const MAX_ALERTS_PER_PASS = 5_000;
+
+/**
+ * POSTs due, undelivered alerts to ALERT_WEBHOOK_URL, signed (CONTRACT.md, Alerts). At least once:
+ * a 2xx marks the alert delivered; anything else schedules a retry with exponential backoff, and after
+ * `maxAttempts` attempts or `maxAgeMs` the alert is marked failed. Without a webhook (or secret) the
+ * alerts stay recorded and undelivered, each logged once.
+ */
+export async function runAlertsPass(
+  deps: StreamDeps<unknown>,
+  policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
+): Promise<PassOutcome> {
+  const { db, config, logger, metrics, clock } = deps;
+  const log = logger.child({ stream: 'alerts' });
+  const url = config.alerts.webhookUrl;
+  const secret = config.alerts.webhookSecret;
+
+  if (url === undefined || secret === undefined) {
+    const reason = url === undefined ? NO_WEBHOOK : NO_SECRET;
+    const noted = await noteUndeliverableAlerts(db, reason, MAX_ALERTS_PER_PASS);
+    for (const alert of noted) {
+      log.warn({ alertId: alert.id, paymentIntentId: alert.paymentIntentId }, `alert recorded but ${reason}`);
+    }
+    const backlog = await refreshGauges(deps);
+    return {
+      status: 'succeeded',
+      rows: 0,
+      details: { webhook: 'not configured', noted: noted.length, ...backlog },
+    };
+  }
+
+  const target = describeTarget(url);
+  let delivered = 0;
+  let failedAttempts = 0;
+  let gaveUp = 0;
+  let handled = 0;
+  while (handled < MAX_ALERTS_PER_PASS && deps.signal?.aborted !== true) {
+    const batch = await claimDueAlerts(db, {
+      now: clock.now(),
+      limit: Math.min(policy.batchSize, MAX_ALERTS_PER_PASS - handled),
+      leaseMs: policy.leaseMs,
+    });
+    if (batch.length === 0) break;
+    handled += batch.length;
+    await forEachConcurrently(batch, policy.concurrency, async (alert) => {
+      const result = await deliverOne(alert, { url, secret: secret.reveal(), policy, now: clock.now() });
+      const now = clock.now();
+      if (result.ok) {
+        await markAlertDelivered(db, alert.id, now);
+        delivered++;
+        metrics.alertDeliveries.inc({ outcome: 'delivered' });
+        log.info(
+          { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
+          'alert delivered',
+        );
+        return;
+      }
+      const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
+      if (next.giveUp) {
+        await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
+        gaveUp++;
+        metrics.alertDeliveries.inc({ outcome: 'gave_up' });
+        log.error(
+          {
+            alertId: alert.id,
+            paymentIntentId: alert.paymentIntentId,
+            attempts: alert.attempts,
+            error: result.error,
+            target,
+          },
+          'alert delivery given up',
+        );
+      } else {
+        await markAlertAttemptFailed(db, alert.id, {
+          error: result.error,
+          nextAttemptAt: next.nextAttemptAt,
+        });
+        failedAttempts++;
+        metrics.alertDeliveries.inc({ outcome: 'failed' });
+        log.warn(
+          {
+            alertId: alert.id,
+            attempts: alert.attempts,
+            error: result.error,
+            target,
+            nextAttemptAt: next.nextAttemptAt.toISOString(),
+          },
+          'alert delivery failed; will retry',
+        );
+      }
+    });
+  }
+
+  const backlog = await refreshGauges(deps);
+  const status = failedAttempts + gaveUp > 0 && delivered === 0 ? 'partial' : 'succeeded';
+  return { status, rows: delivered, details: { delivered, failedAttempts, gaveUp, ...backlog } };
+}
+
+async function deliverOne(
+  alert: ClaimedAlert,
+  input: { url: string; secret: string; policy: AlertDeliveryPolicy; now: Date },
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const rawBody = serializeAlertBody({ id: alert.id, createdAt: alert.createdAt, payload: alert.payload });
+  const headers = alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret });
+  const result = await postAlert({ url: input.url, rawBody, headers, timeoutMs: input.policy.timeoutMs });
+  return result.ok ? { ok: true } : { ok: false, error: result.error };
+}
+
+async function refreshGauges(deps: StreamDeps<unknown>): Promise<{ undelivered: number; failed: number }> {
+  const backlog = await countAlertBacklog(deps.db);
+  deps.metrics.alertsUndelivered.set(backlog.undelivered);
+  deps.metrics.alertsFailed.set(backlog.failed);
+  return backlog;
+}
+
+/** The webhook as it may be logged: origin and path, never userinfo or query (either may hold a token). */
+function describeTarget(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+async function forEachConcurrently<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}

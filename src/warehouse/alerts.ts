@@ -1,0 +1,120 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from './schema.js';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+/** An alert claimed for one delivery attempt. `attempts` already counts this attempt. */
+export interface ClaimedAlert {
+  id: string;
+  paymentIntentId: string;
+  payload: unknown;
+  createdAt: Date;
+  attempts: number;
+}
+
+/**
+ * Claims up to `limit` due, undelivered alerts for one attempt each: `for update skip locked` so two
+ * workers never take the same row, and the claim pushes `next_attempt_at` out by a lease and counts
+ * the attempt, in the same statement. The row lock is released at once (no transaction held open
+ * across an HTTP request); the lease keeps other workers away meanwhile, and if this worker dies
+ * mid-send the alert becomes due again when the lease runs out (at-least-once).
+ */
+export async function claimDueAlerts(
+  db: Db,
+  input: { now: Date; limit: number; leaseMs: number },
+): Promise<ClaimedAlert[]> {
+  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  const { rows } = await sql<{
+    id: string;
+    payment_intent_id: string;
+    payload: unknown;
+    created_at: Date;
+    attempts: number;
+  }>`
+    update rewards.alerts as a
+    set attempts = a.attempts + 1, next_attempt_at = ${leaseUntil}::timestamptz
+    where a.id in (
+      select id from rewards.alerts
+      where delivered_at is null and failed_at is null and next_attempt_at <= ${input.now}::timestamptz
+      order by next_attempt_at, created_at
+      limit ${input.limit}
+      for update skip locked
+    )
+    returning a.id, a.payment_intent_id, a.payload, a.created_at, a.attempts`.execute(db);
+  return rows
+    .map((row) => ({
+      id: row.id,
+      paymentIntentId: row.payment_intent_id,
+      payload: row.payload,
+      createdAt: row.created_at,
+      attempts: row.attempts,
+    }))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+}
+
+export async function markAlertDelivered(db: Db, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('rewards.alerts')
+    .set({ delivered_at: at, last_error: null })
+    .where('id', '=', id)
+    .where('delivered_at', 'is', null)
+    .execute();
+}
+
+/** A failed attempt: retry at `nextAttemptAt`, or give up (`failedAt`). */
+export async function markAlertAttemptFailed(
+  db: Db,
+  id: string,
+  outcome: { error: string; nextAttemptAt: Date } | { error: string; failedAt: Date },
+): Promise<void> {
+  await db
+    .updateTable('rewards.alerts')
+    .set({
+      last_error: outcome.error.slice(0, 500),
+      ...('failedAt' in outcome
+        ? { failed_at: outcome.failedAt }
+        : { next_attempt_at: outcome.nextAttemptAt }),
+    })
+    .where('id', '=', id)
+    .where('delivered_at', 'is', null)
+    .execute();
+}
+
+/**
+ * Without a webhook, alerts stay undelivered (delivery starts once one is configured). Marks the due
+ * ones that have not been reported yet and returns them, so each is logged once, not on every pass.
+ */
+export async function noteUndeliverableAlerts(
+  db: Db,
+  reason: string,
+  limit: number,
+): Promise<{ id: string; paymentIntentId: string }[]> {
+  const { rows } = await sql<{ id: string; payment_intent_id: string }>`
+    update rewards.alerts set last_error = ${reason}
+    where id in (
+      select id from rewards.alerts
+      where delivered_at is null and failed_at is null and attempts = 0
+        and last_error is distinct from ${reason}
+      order by created_at
+      limit ${limit}
+      for update skip locked
+    )
+    returning id, payment_intent_id`.execute(db);
+  return rows.map((row) => ({ id: row.id, paymentIntentId: row.payment_intent_id }));
+}
+
+/** For the gauges: alerts still to deliver, and alerts given up on. */
+export async function countAlertBacklog(db: Db): Promise<{ undelivered: number; failed: number }> {
+  const row = await db
+    .selectFrom('rewards.alerts')
+    .select((eb) => [
+      eb.fn
+        .count<string>('id')
+        .filterWhere('delivered_at', 'is', null)
+        .filterWhere('failed_at', 'is', null)
+        .as('undelivered'),
+      eb.fn.count<string>('id').filterWhere('failed_at', 'is not', null).as('failed'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { undelivered: Number(row.undelivered), failed: Number(row.failed) };
+}
