@@ -1,0 +1,159 @@
+import type { PartnerApiError } from '../api/errors.js';
+import type { PartnerApi } from '../api/partner-api.js';
+import {
+  checkPagingComplete,
+  planSnapshotChanges,
+  summarizePlan,
+  type PreviousRecord,
+} from '../sync/snapshot-diff.js';
+import {
+  challengeRow,
+  loadChallengeStates,
+  markChallengesDeleted,
+  upsertChallengePage,
+} from '../warehouse/challenges.js';
+import { storeRejections } from '../warehouse/rejected-records.js';
+import { liveRestaurantIds } from '../warehouse/restaurants.js';
+import { isPassInterruption, loadDeletionBaseline, usableRejectionId } from './restaurants.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+const STREAM = 'challenges';
+/** Consecutive restaurants whose paging failed after which the pass stops: the API is down. */
+const MAX_CONSECUTIVE_FAILURES = 3;
+
+interface RestaurantChallenges {
+  /** id -> content hash (null: seen only as a rejected record). */
+  seen: Map<string, string | null>;
+  complete: boolean;
+  incompleteReason?: string;
+}
+
+/**
+ * Pages `GET /challenges?restaurant=` for every restaurant not marked deleted. A challenge missing
+ * from its restaurant's list is marked deleted only when every page of that restaurant was read
+ * and consistent, and the pass as a whole is not suspiciously short.
+ */
+export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
+  const { db, api, clock, config, logger, metrics, signal } = deps;
+  const restaurantIds = await liveRestaurantIds(db);
+  const previous = await loadChallengeStates(db);
+  const counts = { restaurants: restaurantIds.length, pages: 0, written: 0, rejected: 0, newVersions: 0 };
+  const results = new Map<string, RestaurantChallenges>();
+  let consecutiveFailures = 0;
+  let lastError: PartnerApiError | undefined;
+
+  for (const restaurantId of restaurantIds) {
+    if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
+    const result: RestaurantChallenges = { seen: new Map(), complete: false };
+    results.set(restaurantId, result);
+    const totalCounts: number[] = [];
+    let itemsReceived = 0;
+    let rejectedWithoutId = 0;
+    try {
+      for await (const page of api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal })) {
+        const seenAt = clock.now();
+        const plan = await db.transaction().execute(async (trx) => {
+          await storeRejections(trx, STREAM, page.rejections, seenAt);
+          return upsertChallengePage(trx, restaurantId, page.records, seenAt);
+        });
+        counts.pages++;
+        counts.written += page.records.length;
+        counts.rejected += page.rejections.length;
+        counts.newVersions += plan.open.length;
+        totalCounts.push(page.pagination.totalCount);
+        itemsReceived += page.records.length + page.rejections.length;
+        for (const challenge of page.records) {
+          result.seen.set(challenge.id, challengeRow(challenge, restaurantId, seenAt).content_hash);
+        }
+        for (const rejection of page.rejections) {
+          const id = usableRejectionId(rejection);
+          if (id === null) rejectedWithoutId++;
+          else if (!result.seen.has(id)) result.seen.set(id, null);
+        }
+        metrics.rowsIngested.inc({ stream: STREAM }, page.records.length);
+        metrics.recordsRejected.inc({ stream: STREAM }, page.rejections.length);
+      }
+      const paging = checkPagingComplete({
+        totalCounts,
+        itemsReceived,
+        distinctIds: result.seen.size,
+        rejectedWithoutId,
+      });
+      result.complete = paging.complete;
+      if (!paging.complete) result.incompleteReason = paging.reason;
+      consecutiveFailures = 0;
+    } catch (error) {
+      if (!isPassInterruption(error, signal)) throw error;
+      lastError = error;
+      result.incompleteReason = error.message;
+      consecutiveFailures++;
+      logger.warn({ stream: STREAM, restaurantId, err: error }, 'challenge paging failed for a restaurant');
+    }
+  }
+
+  // Deletions are judged only among restaurants read completely; the short-pass guard compares
+  // what they showed now with what the warehouse held live for them.
+  const complete = new Set([...results].filter(([, r]) => r.complete).map(([id]) => id));
+  const previousOfComplete = new Map<string, PreviousRecord>(
+    [...previous].filter(([, state]) => complete.has(state.restaurantId)),
+  );
+  const seen = new Map<string, string | null>();
+  const seenAnywhere = new Set<string>();
+  for (const [restaurantId, result] of results) {
+    for (const [id, hash] of result.seen) {
+      seenAnywhere.add(id);
+      if (complete.has(restaurantId)) seen.set(id, hash);
+    }
+  }
+  // A challenge that moved to a restaurant read incompletely was still seen: not a deletion.
+  for (const id of seenAnywhere) if (!seen.has(id)) previousOfComplete.delete(id);
+  const liveBefore = [...previousOfComplete.values()].filter((state) => !state.deleted).length;
+  const baseline = await loadDeletionBaseline(db, STREAM, liveBefore);
+  const plan = planSnapshotChanges(previousOfComplete, seen, {
+    complete: true,
+    maxDrop: config.snapshots.maxDrop,
+    lastCompleteCount: liveBefore > 0 ? liveBefore : null,
+    previousShortCount: baseline.previousShortCount ?? null,
+  });
+  let deletionsMarked = 0;
+  if (plan.deletions.kind === 'marked' && plan.deletions.ids.length > 0) {
+    const ids = plan.deletions.ids;
+    deletionsMarked = await db.transaction().execute((trx) => markChallengesDeleted(trx, ids, clock.now()));
+  }
+  const incomplete = [...results].filter(([, r]) => !r.complete);
+  const notVisited = restaurantIds.length - results.size;
+  const details = {
+    ...counts,
+    seen: seenAnywhere.size,
+    restaurantsComplete: complete.size,
+    restaurantsIncomplete: incomplete.length,
+    restaurantsNotVisited: notVisited,
+    ...(incomplete.length === 0 ? {} : { firstIncomplete: incomplete[0]?.[1].incompleteReason }),
+    ...summarizePlan(plan),
+    ...(plan.deletions.kind === 'marked' ? { deletions: { marked: deletionsMarked } } : {}),
+  };
+  const allComplete = incomplete.length === 0 && notVisited === 0;
+  if (!allComplete || plan.deletions.kind === 'suppressed') {
+    logger.warn(
+      {
+        stream: STREAM,
+        restaurantsIncomplete: incomplete.length + notVisited,
+        deletions:
+          plan.deletions.kind === 'suppressed' ? plan.deletions.detail : 'only for complete restaurants',
+      },
+      'challenges pass held back deletions',
+    );
+  }
+  return {
+    status: passStatus(restaurantIds.length, allComplete && plan.deletions.kind === 'marked', complete.size),
+    rows: counts.written,
+    requests: counts.pages + (lastError === undefined ? 0 : 1),
+    details,
+    ...(lastError === undefined ? {} : { error: lastError.message }),
+  };
+}
+
+function passStatus(restaurants: number, clean: boolean, completeRestaurants: number): PassOutcome['status'] {
+  if (restaurants === 0 || clean) return 'succeeded';
+  return completeRestaurants > 0 ? 'partial' : 'failed';
+}

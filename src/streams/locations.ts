@@ -1,0 +1,126 @@
+import type { PartnerApiError } from '../api/errors.js';
+import type { PartnerApi } from '../api/partner-api.js';
+import type { Config } from '../config.js';
+import {
+  countLocations,
+  markLocationGone,
+  stalestLocationIds,
+  upsertOpenHours,
+  writeLocations,
+} from '../warehouse/locations.js';
+import { storeRejections } from '../warehouse/rejected-records.js';
+import { isPassInterruption } from './restaurants.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+const STREAM = 'locations';
+
+/** Requests one location refresh costs: the location and its open hours. */
+const REQUESTS_PER_LOCATION = 2;
+/** Share of the shared rate limit a locations pass may plan to use, so the feed keeps the rest. */
+const RATE_SHARE = 0.25;
+/** A pass is planned to fit in this much time at that share, however long the schedule interval. */
+const MAX_PASS_MS = 10 * 60_000;
+/** Consecutive API failures after which the pass stops: the API is down, the rest can wait. */
+const MAX_CONSECUTIVE_FAILURES = 3;
+
+/**
+ * How many locations one pass refreshes: what a quarter of the shared rate limit allows within the
+ * schedule interval, capped at ten minutes' worth. With the defaults (10 rps, every 24h) that is
+ * 750 per pass; the stalest go first, so every location is reached in turn.
+ */
+export function locationRefreshBudget(config: Pick<Config, 'api' | 'schedules'>): number {
+  const seconds = Math.min(config.schedules.locationsMs, MAX_PASS_MS) / 1000;
+  return Math.max(1, Math.floor((config.api.rateLimitRps * RATE_SHARE * seconds) / REQUESTS_PER_LOCATION));
+}
+
+export interface LocationsPassOptions {
+  /** Overrides the budget derived from the configuration. */
+  budget?: number;
+}
+
+/**
+ * Refreshes the stalest known locations (ids come from the check-in feed, which writes them with
+ * `upsertEmbeddedLocations`) via `GET /locations/{id}` and their open hours. The reduced form
+ * updates only the fields it carries; a 404 marks the location gone.
+ */
+export async function runLocationsPass(
+  deps: StreamDeps<PartnerApi>,
+  options: LocationsPassOptions = {},
+): Promise<PassOutcome> {
+  const { db, api, clock, logger, metrics, signal } = deps;
+  const budget = options.budget ?? locationRefreshBudget(deps.config);
+  const ids = await stalestLocationIds(db, budget);
+  const counts = { refreshed: 0, gone: 0, rejected: 0, failed: 0, newVersions: 0, openHours: 0 };
+  let requests = 0;
+  let consecutiveFailures = 0;
+  let lastError: PartnerApiError | undefined;
+
+  for (const id of ids) {
+    if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
+    try {
+      requests++;
+      const location = await api.getLocation(id, { signal });
+      const at = clock.now();
+      if (location === null) {
+        await db.transaction().execute((trx) => markLocationGone(trx, id, at));
+        counts.gone++;
+        consecutiveFailures = 0;
+        continue;
+      }
+      if (!location.ok) {
+        // Stamp the attempt anyway, so one malformed location cannot hold the head of the queue.
+        await db.transaction().execute(async (trx) => {
+          await storeRejections(trx, STREAM, [location.rejection], at);
+          await trx
+            .updateTable('rewards.locations')
+            .set({ last_refreshed_at: at })
+            .where('id', '=', id)
+            .execute();
+        });
+        counts.rejected++;
+        metrics.recordsRejected.inc({ stream: STREAM });
+      } else {
+        const written = await db
+          .transaction()
+          .execute((trx) => writeLocations(trx, [location.record], at, { refreshed: true }));
+        counts.refreshed++;
+        counts.newVersions += written.newVersions;
+        metrics.rowsIngested.inc({ stream: STREAM });
+      }
+      requests++;
+      const hours = await api.getLocationOpenHours(id, { signal });
+      if (hours?.ok === true) {
+        await upsertOpenHours(db, id, hours.record.hours, clock.now());
+        counts.openHours++;
+      } else if (hours?.ok === false) {
+        await storeRejections(db, 'location_open_hours', [hours.rejection], clock.now());
+      }
+      consecutiveFailures = 0;
+    } catch (error) {
+      if (!isPassInterruption(error, signal)) throw error;
+      lastError = error;
+      counts.failed++;
+      consecutiveFailures++;
+      logger.warn({ stream: STREAM, err: error }, 'location refresh failed; moving on');
+    }
+  }
+
+  const known = await countLocations(db);
+  const details = {
+    budget,
+    planned: ids.length,
+    ...counts,
+    stoppedEarly: consecutiveFailures >= MAX_CONSECUTIVE_FAILURES,
+    known: known.total,
+    neverRefreshed: known.neverRefreshed,
+  };
+  const status =
+    counts.failed === 0 ? 'succeeded' : counts.refreshed + counts.gone > 0 ? 'partial' : 'failed';
+  return {
+    status,
+    rows: counts.refreshed,
+    requests,
+    details,
+    ...(lastError === undefined ? {} : { error: lastError.message }),
+  };
+}
