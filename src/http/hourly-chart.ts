@@ -1,0 +1,110 @@
+import { formatCount } from '../status/format.js';
+import type { HourlyThroughput } from '../status/status-report.js';
+import { html, type SafeHtml } from './html.js';
+
+// Stacked bars of rows per hour and stream, as inline SVG: no script, no external asset.
+
+/** One colour per stream; none of them red, which the page keeps for failures. */
+export const STREAM_COLORS: Record<string, string> = {
+  checkins: '#4e79a7',
+  restaurants: '#f28e2b',
+  locations: '#59a14f',
+  challenges: '#b07aa1',
+  balance: '#76b7b2',
+  payment_intents: '#edc948',
+  alerts: '#9c755f',
+};
+const FALLBACK_COLOR = '#8c8c8c';
+
+const WIDTH = 960;
+const HEIGHT = 240;
+const LEFT = 64;
+const RIGHT = 12;
+const TOP = 14;
+const BOTTOM = 30;
+
+/** The smallest 1, 2 or 5 × 10^k at or above `value` (an axis top people can read). */
+export function niceCeiling(value: number): number {
+  if (value <= 0) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  const step = [1, 2, 5, 10].find((m) => m * power >= value) ?? 10;
+  return step * power;
+}
+
+export function streamColor(stream: string): string {
+  return STREAM_COLORS[stream] ?? FALLBACK_COLOR;
+}
+
+export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
+  const hours = throughput.hours;
+  const totals = hours.map((_, i) => throughput.series.reduce((sum, s) => sum + (s.rows[i] ?? 0), 0));
+  const top = niceCeiling(Math.max(0, ...totals));
+  const plotWidth = WIDTH - LEFT - RIGHT;
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const slot = plotWidth / Math.max(1, hours.length);
+  const barWidth = Math.max(2, slot * 0.72);
+  const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight;
+
+  const grid = [0, 0.25, 0.5, 0.75, 1].map((fraction) => {
+    const value = top * fraction;
+    return html`<line
+        class="grid"
+        x1="${LEFT}"
+        x2="${WIDTH - RIGHT}"
+        y1="${y(value).toFixed(1)}"
+        y2="${y(value).toFixed(1)}"
+      />
+      <text class="axis" x="${LEFT - 8}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end"
+        >${formatCount(value)}</text
+      >`;
+  });
+
+  const bars = hours.map((hour, i) => {
+    let base = 0;
+    const x = LEFT + i * slot + (slot - barWidth) / 2;
+    const label = `${hour.slice(11, 16)} UTC`;
+    const segments = throughput.series.map((series) => {
+      const rows = series.rows[i] ?? 0;
+      if (rows === 0) return html``;
+      const y1 = y(base + rows);
+      const height = y(base) - y1;
+      base += rows;
+      return html`<rect
+        class="bar"
+        data-stream="${series.stream}"
+        x="${x.toFixed(1)}"
+        y="${y1.toFixed(1)}"
+        width="${barWidth.toFixed(1)}"
+        height="${Math.max(1, height).toFixed(1)}"
+        fill="${streamColor(series.stream)}"
+        ><title>${series.stream}, ${label}: ${formatCount(rows)} rows</title></rect
+      >`;
+    });
+    // Every third hour labelled, and always the current one, so 24 labels never collide.
+    const labelled = (hours.length - 1 - i) % 3 === 0;
+    return html`${segments}${labelled ? html`<text class="axis" x="${(x + barWidth / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${i === hours.length - 1 ? 'now' : hour.slice(11, 16)}</text>` : ''}`;
+  });
+
+  const empty = totals.every((total) => total === 0)
+    ? html`<text class="empty" x="${LEFT + plotWidth / 2}" y="${TOP + plotHeight / 2}" text-anchor="middle"
+        >No rows ingested in the last ${hours.length} hours</text
+      >`
+    : '';
+  return html`<svg
+    class="chart"
+    viewBox="0 0 ${WIDTH} ${HEIGHT}"
+    role="img"
+    aria-label="Rows ingested per hour, last ${hours.length} hours, by stream"
+    preserveAspectRatio="xMidYMid meet"
+  >
+    ${grid}
+    <line
+      class="baseline"
+      x1="${LEFT}"
+      x2="${WIDTH - RIGHT}"
+      y1="${y(0).toFixed(1)}"
+      y2="${y(0).toFixed(1)}"
+    />
+    ${bars}${empty}
+  </svg>`;
+}

@@ -1,0 +1,150 @@
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.js';
+import { secretValues, type Config } from '../config.js';
+import { STREAM_NAMES, type StreamName } from '../streams/stream.js';
+import type { DB } from '../warehouse/schema.js';
+import { readQueueDepths } from './queue-depths.js';
+import type { StatusReport, StreamStatus } from './status-report.js';
+import { assessStatus, thresholdsFor } from './verdict.js';
+import {
+  hourBuckets,
+  hourStart,
+  readAlerts,
+  readCheckinsProgress,
+  readFailedPasses,
+  readHourlyRows,
+  readIntents,
+  readLastRuns,
+  readOAuth,
+  readRejected,
+  readWindows,
+} from './warehouse-figures.js';
+
+export interface StatusSources {
+  db: Kysely<DB>;
+  /** Without it (or when it does not answer) queue depths are reported as unknown, not as zero. */
+  redis?: Redis | undefined;
+  config: Config;
+  clock: Clock;
+}
+
+const DAY_MS = 86_400_000;
+const CHART_HOURS = 24;
+
+export function scheduleIntervalMs(config: Config, stream: StreamName): number {
+  const intervals: Record<StreamName, number> = {
+    restaurants: config.schedules.restaurantsMs,
+    checkins: config.schedules.checkinsMs,
+    locations: config.schedules.locationsMs,
+    challenges: config.schedules.challengesMs,
+    balance: config.schedules.balanceMs,
+    payment_intents: config.schedules.paymentIntentsMs,
+    alerts: config.schedules.alertsMs,
+  };
+  return intervals[stream];
+}
+
+/** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
+export async function collectStatus(sources: StatusSources): Promise<StatusReport> {
+  const { db, redis, config, clock } = sources;
+  const now = clock.now();
+  const dayAgo = new Date(now.getTime() - DAY_MS);
+  const buckets = hourBuckets(now, CHART_HOURS);
+  const [checkins, windows, queues, lastRuns, hourly, failedPasses, intents, alerts, rejected, oauth] =
+    await Promise.all([
+      readCheckinsProgress(db, now),
+      readWindows(db),
+      readQueueDepths(redis, config.redisPrefix),
+      readLastRuns(db, STREAM_NAMES),
+      readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
+      readFailedPasses(db, STREAM_NAMES, dayAgo),
+      readIntents(db),
+      readAlerts(db),
+      readRejected(db, dayAgo),
+      readOAuth(db, config.oauth !== undefined),
+    ]);
+  const streams = STREAM_NAMES.map((stream): StreamStatus => {
+    const intervalMs = scheduleIntervalMs(config, stream);
+    const runs = lastRuns.get(stream);
+    const lastRun = runs?.lastRun ?? null;
+    return {
+      stream,
+      intervalSeconds: intervalMs / 1000,
+      lastRun,
+      lastSuccessAt: runs?.lastSuccessAt ?? null,
+      nextDueAt:
+        lastRun === null ? null : new Date(new Date(lastRun.startedAt).getTime() + intervalMs).toISOString(),
+    };
+  });
+  const body: Omit<StatusReport, 'verdict'> = {
+    generatedAt: now.toISOString(),
+    checkins,
+    windows,
+    queues,
+    streams,
+    throughput: {
+      hours: buckets.map((bucket) => hourStart(bucket).toISOString()),
+      series: STREAM_NAMES.map((stream) => ({
+        stream,
+        rows: buckets.map((bucket) => hourly.get(stream)?.get(bucket) ?? 0),
+      })),
+      source:
+        'checkins: new check-ins by check_ins.first_seen_at; other streams: sync_runs.rows of passes started in the hour',
+    },
+    failedPasses,
+    intents,
+    alerts,
+    rejected,
+    oauth,
+  };
+  const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
+  return scrubSecrets(report, knownSecrets(config));
+}
+
+/** The figures behind the /metrics gauges only: cheaper than the whole report, run on every scrape. */
+export async function collectGaugeFigures(sources: StatusSources) {
+  const { db, redis, config, clock } = sources;
+  const [checkins, windows, queues, intents, alerts] = await Promise.all([
+    readCheckinsProgress(db, clock.now()),
+    readWindows(db),
+    readQueueDepths(redis, config.redisPrefix),
+    readIntents(db),
+    readAlerts(db),
+  ]);
+  return { checkins, windows, queues, intents, alerts };
+}
+
+export type GaugeFigures = Awaited<ReturnType<typeof collectGaugeFigures>>;
+
+/** Secret values of the configuration, URL passwords included: what `scrubSecrets` removes. */
+export function knownSecrets(config: Config): string[] {
+  const urlPasswords = [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
+    try {
+      const password = decodeURIComponent(new URL(text).password);
+      return password.length >= 4 ? [password] : [];
+    } catch {
+      return [];
+    }
+  });
+  return [...secretValues(config), ...urlPasswords];
+}
+
+/**
+ * Error texts come from libraries and remote servers (a webhook URL with a token in its query,
+ * say): any known secret value in any string of the report is replaced. Second line of defence;
+ * the readers never select token columns in the first place.
+ */
+export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const scrub = (item: unknown): unknown => {
+    if (typeof item === 'string')
+      return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), item);
+    if (Array.isArray(item)) return item.map(scrub);
+    if (item !== null && typeof item === 'object') {
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, scrub(inner)]));
+    }
+    return item;
+  };
+  return scrub(value) as T;
+}

@@ -1,0 +1,75 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ALL_QUEUES } from '../../jobs/queues.js';
+import { QUEUE_STATES, type QueueDepth, type QueuesSummary } from './status-report.js';
+
+const REDIS_TIMEOUT_MS = 2_000;
+
+/** Rejects after `ms`: a Redis client with `maxRetriesPerRequest: null` waits forever while Redis is down. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** PONG within the timeout, or why not. Never waits on a connection that is already down. */
+export async function pingRedis(
+  redis: Redis,
+  timeoutMs = REDIS_TIMEOUT_MS,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  if (redis.status === 'end' || redis.status === 'close' || redis.status === 'reconnecting') {
+    return { ok: false, reason: `redis connection is ${redis.status}` };
+  }
+  try {
+    await withTimeout(redis.ping(), timeoutMs, 'redis PING');
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * Job counts of every queue, read through the caller's connection (shared: closing the Queue
+ * objects leaves it open). `skipMetasUpdate`: looking must not write queue metadata.
+ */
+export async function readQueueDepths(redis: Redis | undefined, prefix: string): Promise<QueuesSummary> {
+  if (redis === undefined) return { available: false, reason: 'no Redis connection given', queues: [] };
+  const ping = await pingRedis(redis);
+  if (!ping.ok) return { available: false, reason: `Redis unreachable: ${ping.reason}`, queues: [] };
+  const queues = ALL_QUEUES.map(
+    (name) => new Queue(name, { connection: redis, prefix, skipMetasUpdate: true }),
+  );
+  for (const queue of queues) queue.on('error', () => undefined);
+  try {
+    const depths = await withTimeout(
+      Promise.all(
+        queues.map(async (queue): Promise<QueueDepth> => {
+          const counts = await queue.getJobCounts(...QUEUE_STATES);
+          return {
+            queue: queue.name,
+            counts: Object.fromEntries(
+              QUEUE_STATES.map((state) => [state, counts[state] ?? 0]),
+            ) as QueueDepth['counts'],
+          };
+        }),
+      ),
+      REDIS_TIMEOUT_MS * 2,
+      'redis job counts',
+    );
+    return { available: true, queues: depths };
+  } catch (error) {
+    return {
+      available: false,
+      reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      queues: [],
+    };
+  } finally {
+    await Promise.allSettled(queues.map((queue) => queue.close()));
+  }
+}

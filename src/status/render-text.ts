@@ -1,0 +1,225 @@
+import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
+import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
+import { verdictLine } from './verdict.js';
+
+// The terminal rendering of `status`: a verdict line first, then one compact section per concern.
+// Fits 100 columns; long texts (errors) are cut at the right edge, the JSON has them whole.
+
+const WIDTH = 100;
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+type Cell = string | number;
+
+/** Aligned columns: numbers right, text left; the last column is cut to fit the width. */
+export function renderTable(
+  headers: string[],
+  rows: Cell[][],
+  options: { width?: number; details?: ReadonlyArray<string | null> } = {},
+): string[] {
+  const width = options.width ?? WIDTH;
+  const numeric = headers.map(
+    (_, col) => rows.length > 0 && rows.every((row) => typeof row[col] === 'number'),
+  );
+  const text = rows.map((row) => row.map((cell) => (typeof cell === 'number' ? formatCount(cell) : cell)));
+  const widths = headers.map((header, col) =>
+    Math.max(header.length, ...text.map((row) => (row[col] ?? '').length)),
+  );
+  const line = (cells: string[]) => {
+    const joined = cells
+      .map((cell, col) => {
+        const size = widths[col] ?? 0;
+        if (col === cells.length - 1 && !numeric[col]) return cell;
+        return numeric[col] ? cell.padStart(size) : cell.padEnd(size);
+      })
+      .join('  ')
+      .trimEnd();
+    return joined.length > width ? `${joined.slice(0, width - 1)}…` : joined;
+  };
+  // Long texts (errors) go on their own line under the row, where they have the full width.
+  const body = text.flatMap((row, i) => {
+    const detail = options.details?.[i];
+    return detail ? ['  ' + line(row), `      ↳ ${detail}`] : ['  ' + line(row)];
+  });
+  return ['  ' + line(headers).trimEnd(), ...body].map((l) =>
+    l.length > width ? `${l.slice(0, width - 1)}…` : l,
+  );
+}
+
+/** 24 hourly values as block characters, scaled to the largest. */
+export function sparkline(values: readonly number[]): string {
+  const max = Math.max(0, ...values);
+  return values
+    .map((value) => (max === 0 || value === 0 ? ' ' : SPARKS[Math.min(7, Math.floor((value / max) * 7.999))]))
+    .join('')
+    .replace(/ /g, '·');
+}
+
+/** The verdict is never cut: it wraps after a comma, continuation lines indented under the first problem. */
+export function wrapVerdict(line: string, width = WIDTH): string[] {
+  const indent = ' '.repeat('ATTENTION: '.length);
+  const lines: string[] = [];
+  let current = '';
+  for (const part of line.split(/(?<=,) /)) {
+    const candidate = current === '' ? part : `${current} ${part}`;
+    if (candidate.length > width && current !== '') {
+      lines.push(current);
+      current = indent + part;
+    } else {
+      current = candidate;
+    }
+  }
+  return [...lines, current];
+}
+
+function heading(title: string, note = ''): string {
+  return `\n${title}${note === '' ? '' : `  (${note})`}`;
+}
+
+export function renderStatusText(report: StatusReport): string {
+  const now = new Date(report.generatedAt);
+  const out: string[] = [
+    ...wrapVerdict(verdictLine(report.verdict)),
+    `rewards-etl status at ${formatInstant(report.generatedAt)}`,
+  ];
+
+  const { checkins, windows } = report;
+  out.push(heading('CHECK-IN FEED'));
+  out.push(
+    `  watermark  ${formatInstant(checkins.watermark)}` +
+      (checkins.lagSeconds === null
+        ? '  (no window complete yet)'
+        : `  (${formatDuration(checkins.lagSeconds)} behind)`),
+  );
+  out.push(`  frontier   ${formatInstant(checkins.frontier)}`);
+  out.push(
+    `  windows    ${WINDOW_STATES.map((state) => `${state} ${formatCount(windows.counts[state])}`).join('   ')}`,
+  );
+
+  out.push(heading('STREAMS'));
+  out.push(
+    ...renderTable(
+      ['stream', 'every', 'last run', 'status', 'rows', 'requests', 'next run'],
+      report.streams.map((s) => [
+        s.stream,
+        formatDuration(s.intervalSeconds),
+        s.lastRun === null ? 'never' : relativeTime(s.lastRun.startedAt, now),
+        s.lastRun?.status ?? '—',
+        s.lastRun?.rows ?? 0,
+        s.lastRun?.requests ?? 0,
+        s.nextDueAt === null ? '—' : relativeTime(s.nextDueAt, now).replace(/ ago$/, ' overdue'),
+      ]),
+      { details: report.streams.map((s) => s.lastRun?.error ?? null) },
+    ),
+  );
+
+  const first = report.throughput.hours[0];
+  out.push(heading('ROWS PER HOUR', `last 24 h from ${formatInstant(first ?? null)}, oldest left`));
+  out.push(
+    ...renderTable(
+      ['stream', 'total', 'per hour'],
+      report.throughput.series.map((s) => [s.stream, s.rows.reduce((a, b) => a + b, 0), sparkline(s.rows)]),
+    ),
+  );
+
+  out.push(heading('QUEUES'));
+  if (report.queues.available) {
+    out.push(
+      ...renderTable(
+        ['queue', ...QUEUE_STATES],
+        report.queues.queues.map((q) => [q.queue, ...QUEUE_STATES.map((state) => q.counts[state])]),
+      ),
+    );
+  } else {
+    out.push(`  skipped: ${report.queues.reason}`);
+  }
+
+  if (windows.failed.length > 0) {
+    out.push(heading('FAILED WINDOWS', `${formatCount(windows.counts.failed)} in all, oldest first`));
+    out.push(
+      ...renderTable(
+        ['window start', 'end', 'attempts', 'next attempt'],
+        windows.failed.map((w) => [
+          formatInstant(w.start),
+          formatInstant(w.end),
+          w.attempts,
+          relativeTime(w.nextAttemptAt, now),
+        ]),
+        { details: windows.failed.map((w) => w.lastError) },
+      ),
+    );
+  }
+  if (report.failedPasses.length > 0) {
+    out.push(heading('FAILED PASSES', 'last 24 h, newest first'));
+    out.push(
+      ...renderTable(
+        ['stream', 'started', 'status', 'error'],
+        report.failedPasses.map((p) => [p.stream, relativeTime(p.startedAt, now), p.status, p.error ?? '']),
+      ),
+    );
+  }
+
+  const { intents, alerts, rejected, oauth } = report;
+  out.push(heading('PAYMENT INTENTS'));
+  out.push(
+    `  open ${formatCount(intents.open)}` +
+      (intents.oldestOpenAt === null
+        ? ''
+        : `   oldest since ${formatInstant(intents.oldestOpenAt)} (${intents.oldestOpenId ?? ''})`),
+  );
+
+  out.push(heading('ALERTS'));
+  out.push(
+    `  undelivered ${formatCount(alerts.undelivered)}   retrying ${formatCount(alerts.retrying)}   failed ${formatCount(alerts.failed)}`,
+  );
+  if (alerts.recentFailures.length > 0) {
+    out.push(
+      ...renderTable(
+        ['intent', 'attempts', 'state', 'last error'],
+        alerts.recentFailures.map((a) => [
+          a.paymentIntentId.slice(0, 8),
+          a.attempts,
+          a.failedAt === null
+            ? `retry ${relativeTime(a.nextAttemptAt, now)}`
+            : `gave up ${relativeTime(a.failedAt, now)}`,
+          a.lastError,
+        ]),
+      ),
+    );
+  }
+
+  out.push(heading('REJECTED RECORDS'));
+  out.push(
+    `  ${plural(rejected.total, 'record')} in all, ${formatCount(rejected.last24h)} seen in the last 24 h` +
+      (rejected.byStream.length === 0
+        ? ''
+        : `   ${rejected.byStream.map((r) => `${r.stream} ${formatCount(r.count)}`).join(', ')}`),
+  );
+  if (rejected.recent.length > 0) {
+    out.push(
+      ...renderTable(
+        ['stream', 'record', 'seen', 'times', 'reason'],
+        rejected.recent.map((r) => [
+          r.stream,
+          r.recordId ?? '—',
+          relativeTime(r.lastSeenAt, now),
+          r.timesSeen,
+          r.reason,
+        ]),
+      ),
+    );
+  }
+
+  out.push(heading('OAUTH'));
+  out.push(
+    oauth.configured
+      ? `  refresh token ${oauth.hasRefreshToken ? 'stored' : 'none'}   access token expires ${formatInstant(oauth.accessTokenExpiresAt)}\n` +
+          `  last refresh ${formatInstant(oauth.lastRefreshedAt)}` +
+          (oauth.needsReauthorization ? '   refresh token revoked: run `rewards-etl auth`' : '') +
+          (oauth.lastError === null
+            ? ''
+            : `\n  last error ${formatInstant(oauth.lastErrorAt)}: ${oauth.lastError}`)
+      : '  not configured (SVC_OAUTH_CLIENT_ID unset)',
+  );
+  const lines = out.join('\n').split('\n');
+  return lines.map((line) => (line.length > WIDTH ? `${line.slice(0, WIDTH - 1)}…` : line)).join('\n') + '\n';
+}

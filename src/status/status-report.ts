@@ -1,0 +1,145 @@
+// What `status`, `/status.json`, `/metrics` and the status page show: plain data, JSON-ready
+// (instants are ISO strings), and never a secret: token values are not even read.
+
+export const WINDOW_STATES = ['pending', 'running', 'complete', 'failed'] as const;
+export type WindowState = (typeof WINDOW_STATES)[number];
+
+/** The BullMQ states we count, in the order the tables show them. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+export interface StatusReport {
+  generatedAt: string;
+  verdict: Verdict;
+  checkins: CheckinsProgress;
+  windows: WindowsSummary;
+  queues: QueuesSummary;
+  streams: StreamStatus[];
+  throughput: HourlyThroughput;
+  failedPasses: FailedPass[];
+  intents: IntentsSummary;
+  alerts: AlertsSummary;
+  rejected: RejectedSummary;
+  oauth: OAuthStatus;
+}
+
+export interface Verdict {
+  ok: boolean;
+  /** Short sentences, most urgent first: "2 failed windows", "last balance pass failed". */
+  problems: string[];
+}
+
+export interface CheckinsProgress {
+  /** Everything created before this instant is in the warehouse (complete, contiguous windows). */
+  watermark: string | null;
+  lagSeconds: number | null;
+  /** End of the planned range: the next plan starts here. */
+  frontier: string | null;
+}
+
+export interface FailedWindow {
+  start: string;
+  end: string;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface WindowsSummary {
+  counts: Record<WindowState, number>;
+  /** Oldest first, at most 10. */
+  failed: FailedWindow[];
+}
+
+export interface QueueDepth {
+  queue: string;
+  counts: Record<QueueState, number>;
+}
+
+export type QueuesSummary =
+  { available: true; queues: QueueDepth[] } | { available: false; reason: string; queues: [] };
+
+export interface RunSummary {
+  startedAt: string;
+  finishedAt: string | null;
+  status: 'running' | 'succeeded' | 'failed' | 'partial';
+  rows: number;
+  requests: number;
+  error: string | null;
+}
+
+export interface StreamStatus {
+  stream: string;
+  intervalSeconds: number;
+  lastRun: RunSummary | null;
+  lastSuccessAt: string | null;
+  /** Last start plus the schedule interval; null before the first run. */
+  nextDueAt: string | null;
+}
+
+export interface HourlyThroughput {
+  /** Start of each hour bucket, oldest first; the last one is the current (partial) hour. */
+  hours: string[];
+  series: Array<{ stream: string; rows: number[] }>;
+  /** Where the figures come from, for the reader of the JSON. */
+  source: string;
+}
+
+export interface FailedPass {
+  stream: string;
+  startedAt: string;
+  status: 'failed' | 'partial';
+  error: string | null;
+}
+
+export interface IntentsSummary {
+  open: number;
+  /** created_at (or first sight) of the oldest intent still pending. */
+  oldestOpenAt: string | null;
+  oldestOpenId: string | null;
+}
+
+export interface AlertFailure {
+  id: string;
+  paymentIntentId: string;
+  attempts: number;
+  lastError: string;
+  failedAt: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface AlertsSummary {
+  undelivered: number;
+  /** Undelivered alerts whose last attempt failed: being retried. */
+  retrying: number;
+  failed: number;
+  /** Latest first, at most 5: given up on or retrying. */
+  recentFailures: AlertFailure[];
+}
+
+export interface RejectedRecord {
+  stream: string;
+  recordId: string | null;
+  reason: string;
+  lastSeenAt: string;
+  timesSeen: number;
+}
+
+export interface RejectedSummary {
+  total: number;
+  last24h: number;
+  byStream: Array<{ stream: string; count: number }>;
+  /** Latest first, at most 5. */
+  recent: RejectedRecord[];
+}
+
+export interface OAuthStatus {
+  configured: boolean;
+  hasRefreshToken: boolean;
+  accessTokenExpiresAt: string | null;
+  lastRefreshedAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** The refresh token was revoked (invalid_grant): run `auth` again. */
+  needsReauthorization: boolean;
+}

@@ -1,0 +1,177 @@
+import type { Redis } from 'ioredis';
+import { Redis as IORedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock } from '../../../src/clock.js';
+import type { Config } from '../../../src/config.js';
+import { startHttpServer, type RunningHttpServer } from '../../../src/http/server.js';
+import { createLogger } from '../../../src/log.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { createDatabase } from '../../../src/warehouse/database.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
+import { NOW, WEBHOOK_SECRET, seedQueues, seedStatusData, statusTestConfig } from './seed-status.js';
+
+const logger = createLogger({ level: 'silent', pretty: false });
+
+describe('the HTTP server on HTTP_PORT', () => {
+  let database: TestDatabase;
+  let redis: Redis;
+  let config: Config;
+  let server: RunningHttpServer;
+  const prefix = testRedisPrefix('status-http');
+  const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('status_http');
+    redis = createTestRedis();
+    config = statusTestConfig(prefix);
+    await seedStatusData(database.db);
+    await seedQueues(redis, prefix);
+    server = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      db: database.db,
+      redis,
+      config,
+      clock: fixedClock(NOW),
+      metrics: createMetrics(),
+      logger,
+    });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await deleteRedisPrefix(redis, prefix);
+    await redis.quit();
+    await database.drop();
+  });
+
+  it('/healthz answers ok while the process lives', async () => {
+    const response = await fetch(url('/healthz'));
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('ok\n');
+  });
+
+  it('/readyz is 200 when Postgres answers, Redis PINGs and migrations are current', async () => {
+    const response = await fetch(url('/readyz'));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      ready: true,
+      checks: { postgres: { ok: true }, redis: { ok: true }, migrations: { ok: true } },
+    });
+  });
+
+  it('/readyz is 503 naming Postgres when Postgres is unreachable', async () => {
+    const deadDb = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/rewards_etl', maxConnections: 1 });
+    const other = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      db: deadDb,
+      redis,
+      config,
+      clock: fixedClock(NOW),
+      metrics: createMetrics(),
+      logger,
+    });
+    try {
+      const response = await fetch(`http://127.0.0.1:${other.port}/readyz`);
+      expect(response.status).toBe(503);
+      const body = (await response.json()) as {
+        ready: boolean;
+        checks: Record<string, { ok: boolean; error?: string }>;
+      };
+      expect(body.ready).toBe(false);
+      expect(body.checks['postgres']?.ok).toBe(false);
+      expect(body.checks['postgres']?.error).toMatch(/ECONNREFUSED/);
+      expect(body.checks['redis']).toEqual({ ok: true });
+      expect(body.checks['migrations']).toEqual({ ok: false, error: 'not checked: postgres unreachable' });
+      // Liveness does not depend on dependencies.
+      expect((await fetch(`http://127.0.0.1:${other.port}/healthz`)).status).toBe(200);
+    } finally {
+      await other.close();
+      await deadDb.destroy();
+    }
+  });
+
+  it('/readyz is 503 naming Redis when Redis does not answer', async () => {
+    const deadRedis = new IORedis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
+    deadRedis.on('error', () => undefined);
+    await deadRedis.connect().catch(() => undefined);
+    const other = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      db: database.db,
+      redis: deadRedis,
+      config,
+      clock: fixedClock(NOW),
+      metrics: createMetrics(),
+      logger,
+    });
+    try {
+      const response = await fetch(`http://127.0.0.1:${other.port}/readyz`);
+      expect(response.status).toBe(503);
+      const body = (await response.json()) as { checks: Record<string, { ok: boolean }> };
+      expect(body.checks['redis']?.ok).toBe(false);
+      expect(body.checks['postgres']?.ok).toBe(true);
+    } finally {
+      await other.close();
+      deadRedis.disconnect();
+    }
+  });
+
+  it('/metrics serves the rewards_etl_* gauges refreshed from the warehouse and the queues', async () => {
+    const response = await fetch(url('/metrics'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    const sample = (series: string) =>
+      new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1];
+    expect(sample('rewards_etl_watermark_lag_seconds{stream="checkins"}')).toBe('300');
+    expect(sample('rewards_etl_windows{state="failed"}')).toBe('2');
+    expect(sample('rewards_etl_windows{state="complete"}')).toBe('3');
+    expect(sample('rewards_etl_windows{state="pending"}')).toBe('1');
+    expect(sample('rewards_etl_queue_jobs{queue="streams",state="waiting"}')).toBe('2');
+    expect(sample('rewards_etl_queue_jobs{queue="streams",state="delayed"}')).toBe('1');
+    expect(sample('rewards_etl_open_payment_intents')).toBe('2');
+    expect(sample('rewards_etl_alerts_undelivered')).toBe('2');
+    expect(sample('rewards_etl_alerts_failed')).toBe('1');
+    expect(text).toContain('# TYPE rewards_etl_api_requests_total counter');
+  });
+
+  it('/status.json is the status report', async () => {
+    const response = await fetch(url('/status.json'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await response.json()) as {
+      generatedAt: string;
+      verdict: { ok: boolean; problems: string[] };
+      windows: { counts: unknown };
+    };
+    expect(body.generatedAt).toBe(NOW.toISOString());
+    expect(body.verdict.problems[0]).toBe('2 failed windows');
+    expect(body.windows.counts).toEqual({ pending: 1, running: 1, complete: 3, failed: 2 });
+  });
+
+  it('/ is the status page: escaped, self-contained, auto-refreshing, secret-free', async () => {
+    const response = await fetch(url('/'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const page = await response.text();
+    expect(page).toMatch(/<meta http-equiv="refresh" content="15" ?\/?>/);
+    expect(page).toContain('ATTENTION — 6 problems');
+    expect(page).toContain('HTTP 500 &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(page).not.toContain('<script');
+    expect(page).not.toMatch(/(src|href)="https?:/);
+    expect(page).not.toContain(WEBHOOK_SECRET);
+    expect(page).toMatch(/<svg\s+class="chart"/);
+  });
+
+  it('answers 404 on unknown paths and 405 on other methods', async () => {
+    expect((await fetch(url('/nope'))).status).toBe(404);
+    expect((await fetch(url('/metrics'), { method: 'POST' })).status).toBe(405);
+  });
+});
