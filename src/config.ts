@@ -28,13 +28,16 @@ const duration = z.string().transform((text, ctx) => {
 const positiveDuration = duration.refine((ms) => ms > 0, 'must be longer than 0');
 
 const url = (protocols: string[]) =>
-  z.string().refine((text) => {
-    try {
-      return protocols.includes(new URL(text).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL (${protocols.join(' or ')})`);
+  z.string().refine(
+    (text) => {
+      try {
+        return protocols.includes(new URL(text).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL (${protocols.join(' or ')})`,
+  );
 
 const positiveNumber = z.string().transform((text, ctx) => {
   const value = Number(text);
@@ -81,7 +84,10 @@ const secret = z
 const encryptionKey = z.string().transform((text, ctx) => {
   const bytes = Buffer.from(text, 'base64');
   if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== text.trim().replace(/=+$/, '')) {
-    ctx.addIssue({ code: 'custom', message: 'must be 32 bytes encoded as base64 (try: openssl rand -base64 32)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be 32 bytes encoded as base64 (try: openssl rand -base64 32)',
+    });
     return z.NEVER;
   }
   return new Secret(bytes);
@@ -121,7 +127,7 @@ const envSchema = z.object({
   LOCATIONS_EVERY: positiveDuration.default(86_400_000),
   BALANCE_EVERY: positiveDuration.default(300_000),
   PAYMENT_INTENTS_EVERY: positiveDuration.default(5_000),
-  ALERTS_EVERY: positiveDuration.default(5_000),
+  ALERTS_EVERY: positiveDuration.default(2_000),
   SNAPSHOT_MAX_DROP: fraction.default(0.2),
   INTENT_POLL_SHARE: fraction.default(0.5),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
@@ -254,12 +260,16 @@ function toConfig(env: Env): Config {
 function toOAuthConfig(env: Env, baseUrl: string | undefined): OAuthConfig | undefined {
   const { SVC_OAUTH_CLIENT_ID: clientId, SVC_OAUTH_CLIENT_SECRET: clientSecret } = env;
   if (clientId === undefined && clientSecret === undefined) return undefined;
-  if (clientId === undefined) throw new ConfigError('SVC_OAUTH_CLIENT_ID', 'required with SVC_OAUTH_CLIENT_SECRET');
+  if (clientId === undefined)
+    throw new ConfigError('SVC_OAUTH_CLIENT_ID', 'required with SVC_OAUTH_CLIENT_SECRET');
   if (clientSecret === undefined) {
     throw new ConfigError('SVC_OAUTH_CLIENT_SECRET', 'required with SVC_OAUTH_CLIENT_ID');
   }
   if (env.TOKEN_ENCRYPTION_KEY === undefined) {
-    throw new ConfigError('TOKEN_ENCRYPTION_KEY', 'required with OAuth (32 bytes, base64), to encrypt tokens at rest');
+    throw new ConfigError(
+      'TOKEN_ENCRYPTION_KEY',
+      'required with OAuth (32 bytes, base64), to encrypt tokens at rest',
+    );
   }
   const tokenUrl = env.SVC_OAUTH_TOKEN_URL ?? (baseUrl === undefined ? undefined : `${baseUrl}/oauth/token`);
   if (tokenUrl === undefined) {
@@ -285,7 +295,10 @@ export function requireApiBaseUrl(config: Config): string {
 
 export function requireApiKey(config: Config): Secret {
   if (config.api.apiKey === undefined) {
-    throw new ConfigError('SVC_API_KEY', 'required: an API key minted with read:checkins, read:restaurant_challenges, read:balance');
+    throw new ConfigError(
+      'SVC_API_KEY',
+      'required: an API key minted with read:checkins, read:restaurant_challenges, read:balance',
+    );
   }
   return config.api.apiKey;
 }

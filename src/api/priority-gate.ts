@@ -14,7 +14,11 @@ export class PriorityGate {
   readonly #limiter = new Bottleneck({ maxConcurrent: 1 });
 
   /** Runs `task` when every higher-priority (and earlier equal-priority) task has run. */
-  async run<T>(priority: RequestPriority, signal: AbortSignal | undefined, task: () => Promise<T>): Promise<T> {
+  async run<T>(
+    priority: RequestPriority,
+    signal: AbortSignal | undefined,
+    task: () => Promise<T>,
+  ): Promise<T> {
     signal?.throwIfAborted();
     const scheduled = this.#limiter.schedule({ priority: BOTTLENECK_PRIORITY[priority] }, () => {
       signal?.throwIfAborted();

@@ -1,10 +1,28 @@
 import type { Command } from 'commander';
 import type { CliContext } from './context.js';
+import { authCommand } from './commands/auth.js';
+import { backfillCommand } from './commands/backfill.js';
+import { demoCommand } from './commands/demo.js';
 import { migrateCommand } from './commands/migrate.js';
-import { notImplementedCommands } from './commands/not-implemented.js';
+import { runCommand } from './commands/run.js';
+import { simulatorCommand } from './commands/simulator.js';
+import { statusCommand } from './commands/status.js';
+import { verifyCommand } from './commands/verify.js';
+import { workerCommand } from './commands/worker.js';
 
 /** Every command of CONTRACT.md, in the order `--help` lists them. */
 export function registerCommands(program: Command, context: CliContext): void {
-  program.addCommand(migrateCommand(context));
-  for (const command of notImplementedCommands()) program.addCommand(command);
+  for (const command of [
+    migrateCommand,
+    workerCommand,
+    runCommand,
+    backfillCommand,
+    verifyCommand,
+    statusCommand,
+    simulatorCommand,
+    demoCommand,
+    authCommand,
+  ]) {
+    program.addCommand(command(context));
+  }
 }

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { packageVersion } from '../package-info.js';
 import { CliExit, ExitCode } from './exit-codes.js';
-import { createCliContext, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
 import { registerCommands } from './commands.js';
 
 export function buildProgram(context: CliContext): Command {
@@ -52,4 +52,3 @@ function exitCodeFor(error: unknown, context: CliContext): number {
   context.stderr.write(`rewards-etl: ${message}\n`);
   return ExitCode.failed;
 }
-

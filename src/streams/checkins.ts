@@ -1,6 +1,13 @@
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import type { CheckIn } from '../api/records/index.js';
-import { advanceWatermark, nextKeysetBound, planWindows, splitWindow, windowKey, type Window } from '../sync/windows.js';
+import {
+  advanceWatermark,
+  nextKeysetBound,
+  planWindows,
+  splitWindow,
+  windowKey,
+  type Window,
+} from '../sync/windows.js';
 import { countWindowRows, deleteUnseenWindowRows, upsertCheckInPage } from '../warehouse/check-ins.js';
 import { upsertEmbeddedLocations } from '../warehouse/locations.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
@@ -105,28 +112,41 @@ export async function pageWindow(
   options: { force?: boolean } = {},
 ): Promise<WindowOutcome> {
   const { db } = deps;
-  const locked = await withAdvisoryLock(db, `checkins-window:${windowKey(window)}`, async (): Promise<WindowOutcome> => {
-    const existing = await loadWindow(db, window);
-    if (existing === undefined) return { status: 'skipped', window, reason: 'missing', requests: 0 };
-    if (existing.status === 'complete' && options.force !== true) {
-      return { status: 'skipped', window, reason: 'already complete', requests: 0 };
-    }
-    try {
-      return await pageAttempts(deps, window, await beginAttempt(db, window, deps.clock.now()));
-    } catch (error) {
-      if (deps.signal?.aborted === true) {
-        // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
-        await releaseWindow(db, window, deps.clock.now());
-        throw error;
+  const locked = await withAdvisoryLock(
+    db,
+    `checkins-window:${windowKey(window)}`,
+    async (): Promise<WindowOutcome> => {
+      const existing = await loadWindow(db, window);
+      if (existing === undefined) return { status: 'skipped', window, reason: 'missing', requests: 0 };
+      if (existing.status === 'complete' && options.force !== true) {
+        return { status: 'skipped', window, reason: 'already complete', requests: 0 };
       }
-      const message = error instanceof Error ? error.message : String(error);
-      const row = await loadWindow(db, window);
-      const now = deps.clock.now();
-      await failWindow(db, window, message, now, new Date(now.getTime() + retryDelayMs(row?.attempts ?? 1)));
-      deps.logger.warn({ window: describe(window), err: error }, 'check-in window failed; it will be retried');
-      return { status: 'failed', window, requests: 0, error: message };
-    }
-  });
+      try {
+        return await pageAttempts(deps, window, await beginAttempt(db, window, deps.clock.now()));
+      } catch (error) {
+        if (deps.signal?.aborted === true) {
+          // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
+          await releaseWindow(db, window, deps.clock.now());
+          throw error;
+        }
+        const message = error instanceof Error ? error.message : String(error);
+        const row = await loadWindow(db, window);
+        const now = deps.clock.now();
+        await failWindow(
+          db,
+          window,
+          message,
+          now,
+          new Date(now.getTime() + retryDelayMs(row?.attempts ?? 1)),
+        );
+        deps.logger.warn(
+          { window: describe(window), err: error },
+          'check-in window failed; it will be retried',
+        );
+        return { status: 'failed', window, requests: 0, error: message };
+      }
+    },
+  );
   return locked.acquired ? locked.value : { status: 'skipped', window, reason: 'locked', requests: 0 };
 }
 
@@ -153,21 +173,37 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     let apiTotal = row.first_total_count ?? -1;
     if (accounted !== apiTotal) {
       // The count moved while we paged (late arrival, removal): ask again before deciding.
-      apiTotal = await api.countCheckIns({ createdAfter: new Date(window.start), createdBefore: new Date(window.end), signal });
+      apiTotal = await api.countCheckIns({
+        createdAfter: new Date(window.start),
+        createdBefore: new Date(window.end),
+        signal,
+      });
       requests++;
     }
     const now = clock.now();
     if (accounted === apiTotal) {
       // Consistent: every row of the window was met in this attempt, so rows not met are gone.
-      const removed = await deleteUnseenWindowRows(db, new Date(window.start), new Date(window.end), attemptStart);
+      const removed = await deleteUnseenWindowRows(
+        db,
+        new Date(window.start),
+        new Date(window.end),
+        attemptStart,
+      );
       await completeWindow(db, window, { apiTotalCount: apiTotal, rowsRemoved: removed, now });
-      if (removed > 0) deps.logger.info({ window: describe(window), removed }, 'check-ins no longer in the feed were removed');
+      if (removed > 0)
+        deps.logger.info(
+          { window: describe(window), removed },
+          'check-ins no longer in the feed were removed',
+        );
       deps.metrics.rowsIngested.inc({ stream: 'checkins' }, rows);
       return { status: 'complete', window, rows, requests, removed, repages: repage };
     }
     const reason = `count moved while paging: api total_count ${apiTotal}, seen ${counts.seenSince} + ${row.rows_rejected} rejected`;
     if (repage >= MAX_REPAGES) throw new Error(`${reason}; gave up after ${MAX_REPAGES} re-pages`);
-    deps.logger.info({ window: describe(window), apiTotal, seen: counts.seenSince }, 'page shift detected; re-paging window');
+    deps.logger.info(
+      { window: describe(window), apiTotal, seen: counts.seenSince },
+      'page shift detected; re-paging window',
+    );
     await resetForRepage(db, window, { now, reason, countAsRepage: true, status: 'running' });
     row = (await loadWindow(db, window)) ?? row;
   }
@@ -264,7 +300,9 @@ export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: num
   const since = new Date(now.getTime() - config.checkins.lookbackMs);
   const checkedBefore = now.getTime() - config.checkins.lookbackEveryMs;
   const candidates = (await windowsInRange(db, {}, ['complete'])).filter(
-    (row) => row.window_end > since && (row.last_checked_at === null || row.last_checked_at.getTime() <= checkedBefore),
+    (row) =>
+      row.window_end > since &&
+      (row.last_checked_at === null || row.last_checked_at.getTime() <= checkedBefore),
   );
   let probes = 0;
   let repaged = 0;
@@ -274,9 +312,14 @@ export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: num
     const counts = await countWindowRows(db, row.window_start, row.window_end, null);
     let reason: string | null = counts.ongoing > 0 ? `look-back: ${counts.ongoing} ongoing visits` : null;
     if (reason === null) {
-      const apiTotal = await api.countCheckIns({ createdAfter: row.window_start, createdBefore: row.window_end, signal });
+      const apiTotal = await api.countCheckIns({
+        createdAfter: row.window_start,
+        createdBefore: row.window_end,
+        signal,
+      });
       probes++;
-      if (apiTotal !== counts.total + row.rows_rejected) reason = `look-back: api total_count ${apiTotal}, warehouse ${counts.total}`;
+      if (apiTotal !== counts.total + row.rows_rejected)
+        reason = `look-back: api total_count ${apiTotal}, warehouse ${counts.total}`;
       else await markChecked(db, window, now, apiTotal);
     }
     if (reason !== null) {
@@ -312,7 +355,9 @@ export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> 
   let requests = lookback.probes;
   // Splits add new due windows, so keep taking due windows until none is left.
   for (let round = 0; round < 20; round++) {
-    const due = await dueWindows(deps.db, deps.clock.now());
+    // In the foreground every running window is tried at once: its advisory lock says whether a
+    // live process holds it (skipped) or its holder died (resumed from its checkpoint).
+    const due = await dueWindows(deps.db, deps.clock.now(), { staleRunningMs: 0 });
     const mine = due.filter((row) => row.status !== 'failed' || round === 0);
     if (mine.length === 0) break;
     let progressed = false;
@@ -330,7 +375,13 @@ export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> 
     status: tally.failed > 0 ? 'partial' : 'succeeded',
     rows,
     requests,
-    details: { planned: plan.planned, ...tally, lookbackProbes: lookback.probes, lookbackRepaged: lookback.repaged, watermark },
+    details: {
+      planned: plan.planned,
+      ...tally,
+      lookbackProbes: lookback.probes,
+      lookbackRepaged: lookback.repaged,
+      watermark,
+    },
     ...(tally.failed > 0 ? { error: `${tally.failed} window(s) failed and will be retried` } : {}),
   };
 }

@@ -6,7 +6,10 @@ type Executor = Kysely<DB> | Transaction<DB>;
 
 export const CHECKINS_STREAM = 'checkins';
 
-const toDates = (window: Window) => ({ window_start: new Date(window.start), window_end: new Date(window.end) });
+const toDates = (window: Window) => ({
+  window_start: new Date(window.start),
+  window_end: new Date(window.end),
+});
 export const windowOf = (row: Pick<SyncWindow, 'window_start' | 'window_end'>): Window => ({
   start: row.window_start.getTime(),
   end: row.window_end.getTime(),
@@ -39,12 +42,15 @@ const isWindow = (window: Window) => (eb: ExpressionBuilder<DB, 'rewards.sync_wi
 
 /** Starts an attempt, or resumes one that a crash interrupted (its cursor is kept). */
 export async function beginAttempt(db: Executor, window: Window, now: Date): Promise<SyncWindow> {
-  return db.updateTable('rewards.sync_windows').set({
+  return db
+    .updateTable('rewards.sync_windows')
+    .set({
       status: 'running',
       attempts: sql`attempts + 1`,
       attempt_started_at: sql`coalesce(attempt_started_at, ${now})`,
       updated_at: now,
-    }).where(isWindow(window))
+    })
+    .where(isWindow(window))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -61,7 +67,9 @@ export interface PageProgress {
 
 /** The window's checkpoint, written in the same transaction as the page's rows. */
 export async function recordPage(db: Executor, window: Window, progress: PageProgress): Promise<void> {
-  await db.updateTable('rewards.sync_windows').set({
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({
       cursor_before: progress.cursorBefore,
       cursor_page: progress.cursorPage,
       pages: sql`pages + 1`,
@@ -71,7 +79,9 @@ export async function recordPage(db: Executor, window: Window, progress: PagePro
         ? {}
         : { first_total_count: progress.firstTotalCount, api_total_count: progress.firstTotalCount }),
       updated_at: progress.now,
-    }).where(isWindow(window)).execute();
+    })
+    .where(isWindow(window))
+    .execute();
 }
 
 export async function completeWindow(
@@ -79,7 +89,9 @@ export async function completeWindow(
   window: Window,
   outcome: { apiTotalCount: number; rowsRemoved: number; now: Date },
 ): Promise<void> {
-  await db.updateTable('rewards.sync_windows').set({
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({
       status: 'complete',
       api_total_count: outcome.apiTotalCount,
       rows_removed: sql`rows_removed + ${outcome.rowsRemoved}`,
@@ -91,7 +103,9 @@ export async function completeWindow(
       cursor_page: 0,
       attempt_started_at: null,
       updated_at: outcome.now,
-    }).where(isWindow(window)).execute();
+    })
+    .where(isWindow(window))
+    .execute();
 }
 
 /** Clears the cursor so the next attempt pages the window from its newest end, counters reset. */
@@ -100,7 +114,9 @@ export async function resetForRepage(
   window: Window,
   options: { now: Date; reason: string; countAsRepage: boolean; status?: 'pending' | 'running' },
 ): Promise<void> {
-  await db.updateTable('rewards.sync_windows').set({
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({
       status: options.status ?? 'pending',
       cursor_before: null,
       cursor_page: 0,
@@ -112,19 +128,36 @@ export async function resetForRepage(
       repages: options.countAsRepage ? sql`repages + 1` : sql`repages`,
       last_error: options.reason,
       updated_at: options.now,
-    }).where(isWindow(window)).execute();
+    })
+    .where(isWindow(window))
+    .execute();
 }
 
-export async function failWindow(db: Executor, window: Window, error: string, now: Date, retryAt: Date): Promise<void> {
-  await db.updateTable('rewards.sync_windows').set({
+export async function failWindow(
+  db: Executor,
+  window: Window,
+  error: string,
+  now: Date,
+  retryAt: Date,
+): Promise<void> {
+  await db
+    .updateTable('rewards.sync_windows')
+    .set({
       status: 'failed',
       last_error: error.slice(0, 2_000),
       next_attempt_at: retryAt,
       updated_at: now,
-    }).where(isWindow(window)).execute();
+    })
+    .where(isWindow(window))
+    .execute();
 }
 
-export async function markChecked(db: Executor, window: Window, now: Date, apiTotalCount: number): Promise<void> {
+export async function markChecked(
+  db: Executor,
+  window: Window,
+  now: Date,
+  apiTotalCount: number,
+): Promise<void> {
   await db
     .updateTable('rewards.sync_windows')
     .set({ last_checked_at: now, api_total_count: apiTotalCount })
@@ -133,7 +166,11 @@ export async function markChecked(db: Executor, window: Window, now: Date, apiTo
 }
 
 /** Replaces a window by its parts, in one transaction with nothing else: no gap, no overlap. */
-export async function replaceWithParts(db: Kysely<DB>, window: Window, parts: readonly Window[]): Promise<void> {
+export async function replaceWithParts(
+  db: Kysely<DB>,
+  window: Window,
+  parts: readonly Window[],
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('rewards.sync_windows').where(isWindow(window)).execute();
     await insertPlannedWindows(trx, parts);
@@ -141,8 +178,12 @@ export async function replaceWithParts(db: Kysely<DB>, window: Window, parts: re
 }
 
 /** Windows that need paging now: pending, failed and due for retry, or running but abandoned. */
-export async function dueWindows(db: Executor, now: Date, options: { limit?: number; staleRunningMs?: number } = {}): Promise<SyncWindow[]> {
-  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 5 * 60_000));
+export async function dueWindows(
+  db: Executor,
+  now: Date,
+  options: { limit?: number; staleRunningMs?: number } = {},
+): Promise<SyncWindow[]> {
+  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 60_000));
   return db
     .selectFrom('rewards.sync_windows')
     .selectAll()
@@ -150,7 +191,10 @@ export async function dueWindows(db: Executor, now: Date, options: { limit?: num
     .where((eb) =>
       eb.or([
         eb('status', '=', 'pending'),
-        eb.and([eb('status', '=', 'failed'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
+        eb.and([
+          eb('status', '=', 'failed'),
+          eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]),
+        ]),
         // A crashed process leaves its window "running"; the advisory lock tells the truth, so
         // a stale running window is offered again and the lock decides who pages it.
         eb.and([eb('status', '=', 'running'), eb('updated_at', '<', staleBefore)]),

@@ -1,10 +1,5 @@
 import { Command } from 'commander';
 import { ConfigError, type Config, type OAuthConfig } from '../../config.js';
-import { createHttpTransport } from '../../api/http-transport.js';
-import { encryptToken } from '../../api/oauth/token-crypto.js';
-import { createTokenEndpoint } from '../../api/oauth/token-endpoint.js';
-import { ACCESS_TOKEN_AAD, REFRESH_TOKEN_AAD } from '../../api/oauth/token-manager.js';
-import { DEFAULT_TOKEN_ROW, replaceTokens } from '../../api/oauth/token-store.js';
 import {
   MEMBER_SCOPES,
   authorizeEndpointFor,
@@ -12,7 +7,6 @@ import {
   createPkcePair,
   createState,
 } from '../../api/oauth/pkce.js';
-import { createDatabase } from '../../warehouse/database.js';
 import type { CliContext } from '../context.js';
 
 function requireOAuth(config: Config): OAuthConfig {
@@ -40,6 +34,11 @@ async function storeTokens(
   oauth: OAuthConfig,
   tokens: { refreshToken: string; accessToken: string | null; accessTokenExpiresAt: Date | null },
 ): Promise<void> {
+  // Loaded here, not at the top: `rewards-etl --help` should not load the database driver.
+  const { encryptToken } = await import('../../api/oauth/token-crypto.js');
+  const { ACCESS_TOKEN_AAD, REFRESH_TOKEN_AAD } = await import('../../api/oauth/token-manager.js');
+  const { DEFAULT_TOKEN_ROW, replaceTokens } = await import('../../api/oauth/token-store.js');
+  const { createDatabase } = await import('../../warehouse/database.js');
   const db = createDatabase({
     url: config.databaseUrl.reveal(),
     maxConnections: 1,
@@ -101,6 +100,8 @@ export function authCommand(context: CliContext): Command {
     .requiredOption('--verifier <verifier>', 'the code_verifier printed by `auth url`')
     .option('--redirect-uri <uri>', 'the redirect URI used with `auth url` (default SVC_OAUTH_REDIRECT_URI)')
     .action(async (options: { code: string; verifier: string; redirectUri?: string }) => {
+      const { createHttpTransport } = await import('../../api/http-transport.js');
+      const { createTokenEndpoint } = await import('../../api/oauth/token-endpoint.js');
       const config = context.config();
       const oauth = requireOAuth(config);
       const transport = createHttpTransport({

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
-import { createDatabase } from '../../warehouse/database.js';
-import { ensureDatabase, migrateToLatest } from '../../warehouse/migrate.js';
 import type { CliContext } from '../context.js';
 
 export function migrateCommand(context: CliContext): Command {
   return new Command('migrate')
-    .description('create the database if it is missing and apply pending migrations (safe to repeat and to run concurrently)')
+    .description(
+      'create the database if it is missing and apply pending migrations (safe to repeat and to run concurrently)',
+    )
     .action(async () => {
+      const { createDatabase } = await import('../../warehouse/database.js');
+      const { ensureDatabase, migrateToLatest } = await import('../../warehouse/migrate.js');
       const config = context.config();
       const url = config.databaseUrl.reveal();
       const { created } = await ensureDatabase(url);

@@ -13,13 +13,23 @@ const start = new Date(anchor.getTime() - 48 * HOUR);
 
 /** The API's own view of [from, to): every id with its fields, paged with a huge page size. */
 async function apiCheckIns(sim: RunningSimulator, from: Date, to: Date) {
-  const out = new Map<string, { created_at: string; ended_at: string | null; svc_pay_enabled: boolean; location: string }>();
+  const out = new Map<
+    string,
+    { created_at: string; ended_at: string | null; svc_pay_enabled: boolean; location: string }
+  >();
   for (let page = 0; ; page++) {
     const url = `${sim.baseUrl}/check_ins?created_after=${from.toISOString()}&created_before=${to.toISOString()}&page=${page}&page_size=500`;
-    const response = await fetch(url, { headers: { 'X-API-Key': sim.credentials.apiKey, 'User-Agent': 'test' } });
+    const response = await fetch(url, {
+      headers: { 'X-API-Key': sim.credentials.apiKey, 'User-Agent': 'test' },
+    });
     const body = (await response.json()) as { check_ins: any[]; pagination: { next_page: number | null } };
     for (const c of body.check_ins) {
-      out.set(c.id, { created_at: c.created_at, ended_at: c.ended_at, svc_pay_enabled: c.svc_pay_enabled, location: c.location.id });
+      out.set(c.id, {
+        created_at: c.created_at,
+        ended_at: c.ended_at,
+        svc_pay_enabled: c.svc_pay_enabled,
+        location: c.location.id,
+      });
     }
     if (body.pagination.next_page === null) return out;
   }
@@ -43,7 +53,11 @@ async function windowContaining(t: TestDatabase, at: number) {
     .where('window_start', '<=', new Date(at))
     .where('window_end', '>', new Date(at))
     .executeTakeFirstOrThrow();
-  await t.db.updateTable('rewards.sync_windows').set({ status: 'pending' }).where('window_start', '=', row.window_start).execute();
+  await t.db
+    .updateTable('rewards.sync_windows')
+    .set({ status: 'pending' })
+    .where('window_start', '=', row.window_start)
+    .execute();
   return { start: row.window_start.getTime(), end: row.window_end.getTime() };
 }
 
@@ -59,7 +73,12 @@ describe('check-in feed ingestion', () => {
       sim,
       db: t.db,
       label: 'checkins',
-      env: { CHECKINS_START_AT: start.toISOString(), CHECKINS_WINDOW: '6h', SVC_PAGE_SIZE: '50', CHECKINS_SAFETY_LAG: '2m' },
+      env: {
+        CHECKINS_START_AT: start.toISOString(),
+        CHECKINS_WINDOW: '6h',
+        SVC_PAGE_SIZE: '50',
+        CHECKINS_SAFETY_LAG: '2m',
+      },
     });
   });
   afterAll(async () => {
@@ -79,7 +98,9 @@ describe('check-in feed ingestion', () => {
       const row = ours.get(id);
       expect(row, id).toBeDefined();
       expect(row!.created_at.toISOString()).toBe(new Date(record.created_at).toISOString());
-      expect(row!.ended_at?.toISOString() ?? null).toBe(record.ended_at === null ? null : new Date(record.ended_at).toISOString());
+      expect(row!.ended_at?.toISOString() ?? null).toBe(
+        record.ended_at === null ? null : new Date(record.ended_at).toISOString(),
+      );
       expect(row!.svc_pay_enabled).toBe(record.svc_pay_enabled);
       expect(row!.location_id).toBe(record.location);
     }
@@ -97,7 +118,11 @@ describe('check-in feed ingestion', () => {
       left join rewards.restaurants r on r.id = c.restaurant_id
       where l.id is null or n.id is null or r.id is null`.execute(t.db);
     expect(Number(rows[0]!.missing)).toBe(0);
-    const state = await t.db.selectFrom('rewards.sync_state').selectAll().where('stream', '=', 'checkins').executeTakeFirstOrThrow();
+    const state = await t.db
+      .selectFrom('rewards.sync_state')
+      .selectAll()
+      .where('stream', '=', 'checkins')
+      .executeTakeFirstOrThrow();
     expect(state.watermark!.getTime()).toBeGreaterThan(end.getTime() - 6 * HOUR);
   });
 
@@ -110,7 +135,9 @@ describe('check-in feed ingestion', () => {
     const naive = new Set<string>();
     for (let page = 0; ; page++) {
       const url = `${sim.baseUrl}/check_ins?created_after=${from.toISOString()}&created_before=${to.toISOString()}&page=${page}&page_size=20`;
-      const body = (await (await fetch(url, { headers: { 'X-API-Key': sim.credentials.apiKey, 'User-Agent': 't' } })).json()) as any;
+      const body = (await (
+        await fetch(url, { headers: { 'X-API-Key': sim.credentials.apiKey, 'User-Agent': 't' } })
+      ).json()) as any;
       for (const c of body.check_ins) naive.add(c.id);
       if (body.pagination.next_page === null) break;
     }
@@ -126,13 +153,17 @@ describe('check-in feed ingestion', () => {
       ...h.deps.api,
       checkInPages: (query: Parameters<typeof h.deps.api.checkInPages>[0]) => {
         pages++;
-        if (pages === 2) sim.control.checkIns.addLate(7, { from: new Date(w.end - HOUR), to: new Date(w.end - 1) });
+        if (pages === 2)
+          sim.control.checkIns.addLate(7, { from: new Date(w.end - HOUR), to: new Date(w.end - 1) });
         return h.deps.api.checkInPages(query);
       },
     };
     const outcome = await pageWindow({ ...h.deps, api }, w, { force: true });
     expect(outcome.status).toBe('complete');
-    const [apiRows, ours] = await Promise.all([apiCheckIns(sim, new Date(w.start), new Date(w.end)), warehouseIds(t, new Date(w.start), new Date(w.end))]);
+    const [apiRows, ours] = await Promise.all([
+      apiCheckIns(sim, new Date(w.start), new Date(w.end)),
+      warehouseIds(t, new Date(w.start), new Date(w.end)),
+    ]);
     expect([...ours.keys()].sort()).toEqual([...apiRows.keys()].sort());
     const row = (await windowsInRange(t.db, { from: new Date(w.start), to: new Date(w.end) }))[0]!;
     expect(row.repages).toBeGreaterThanOrEqual(1);
@@ -140,9 +171,16 @@ describe('check-in feed ingestion', () => {
   });
 
   it('late arrivals and ended visits inside the look-back are caught by the next pass', async () => {
-    const ongoingBefore = await t.db.selectFrom('rewards.check_ins').select((eb) => eb.fn.countAll<string>().as('n')).where('ended_at', 'is', null).executeTakeFirstOrThrow();
+    const ongoingBefore = await t.db
+      .selectFrom('rewards.check_ins')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('ended_at', 'is', null)
+      .executeTakeFirstOrThrow();
     expect(Number(ongoingBefore.n)).toBeGreaterThan(0);
-    const late = sim.control.checkIns.addLate(9, { from: new Date(anchor.getTime() - 5 * HOUR), to: new Date(anchor.getTime() - 4 * HOUR) });
+    const late = sim.control.checkIns.addLate(9, {
+      from: new Date(anchor.getTime() - 5 * HOUR),
+      to: new Date(anchor.getTime() - 4 * HOUR),
+    });
     const ended = sim.control.checkIns.endOngoing();
     expect(ended).toBeGreaterThan(0);
     // Look-back probes windows not checked for CHECKINS_LOOKBACK_EVERY; make them due now.
@@ -179,7 +217,11 @@ describe('check-in feed ingestion', () => {
     const outcome = await pageWindow(h.deps, w);
     sim.control.faults.reset();
     expect(outcome.status).toBe('complete');
-    const rejected = await t.db.selectFrom('rewards.rejected_records').selectAll().where('stream', '=', 'checkins').execute();
+    const rejected = await t.db
+      .selectFrom('rewards.rejected_records')
+      .selectAll()
+      .where('stream', '=', 'checkins')
+      .execute();
     expect(rejected.length).toBeGreaterThan(0);
     expect(rejected.every((r) => r.reason.length > 0 && r.payload !== null)).toBe(true);
     const row = (await windowsInRange(t.db, { from: new Date(w.start), to: new Date(w.end) }))[0]!;
@@ -187,7 +229,10 @@ describe('check-in feed ingestion', () => {
   });
 
   it('planning twice, or a backfill over a synced period, never creates overlapping windows', async () => {
-    await planCheckinWindows(h.deps, { from: new Date(start.getTime() - 12 * HOUR), to: new Date(start.getTime() + 30 * HOUR) });
+    await planCheckinWindows(h.deps, {
+      from: new Date(start.getTime() - 12 * HOUR),
+      to: new Date(start.getTime() + 30 * HOUR),
+    });
     await planCheckinWindows(h.deps);
     const windows = await windowsInRange(t.db, {});
     for (let i = 1; i < windows.length; i++) {

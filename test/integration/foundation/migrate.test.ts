@@ -6,26 +6,42 @@ import { freshDatabaseUrl } from '../../helpers/db.js';
 
 // Column names of CONTRACT.md's warehouse table: analysts rely on them.
 const CONTRACT_COLUMNS: Record<string, string[]> = {
-  restaurants: 'id name cuisine cohort price tags asset website_url instagram_url created_at updated_at raw first_seen_at last_seen_at deleted_at'.split(' '),
+  restaurants:
+    'id name cuisine cohort price tags asset website_url instagram_url created_at updated_at raw first_seen_at last_seen_at deleted_at'.split(
+      ' ',
+    ),
   neighborhoods: 'id name region first_seen_at last_seen_at'.split(' '),
   locations:
-    'id restaurant_id neighborhood_id name slug street street2 city state zipcode country latitude longitude phone_number time_zone payments_enabled is_club reservation_url reservations_enabled google_place_id created_at updated_at raw first_seen_at last_seen_at'.split(' '),
+    'id restaurant_id neighborhood_id name slug street street2 city state zipcode country latitude longitude phone_number time_zone payments_enabled is_club reservation_url reservations_enabled google_place_id created_at updated_at raw first_seen_at last_seen_at'.split(
+      ' ',
+    ),
   location_open_hours: 'location_id hours fetched_at'.split(' '),
-  check_ins: 'id location_id restaurant_id svc_pay_enabled created_at ended_at first_seen_at last_seen_at'.split(' '),
+  check_ins:
+    'id location_id restaurant_id svc_pay_enabled created_at ended_at first_seen_at last_seen_at'.split(' '),
   challenges:
-    'id restaurant_id type title description image threshold token_reward_value token_reward_currency start_time end_time terms accepted_currencies created_at updated_at raw first_seen_at last_seen_at deleted_at'.split(' '),
+    'id restaurant_id type title description image threshold token_reward_value token_reward_currency start_time end_time terms accepted_currencies created_at updated_at raw first_seen_at last_seen_at deleted_at'.split(
+      ' ',
+    ),
   restaurants_history: 'id valid_from valid_to raw'.split(' '),
   locations_history: 'id valid_from valid_to raw'.split(' '),
   challenges_history: 'id valid_from valid_to raw'.split(' '),
-  balance_snapshots: 'account_balance_id observed_at owner_id balance_value balance_currency balance_usd_cents'.split(' '),
+  balance_snapshots:
+    'account_balance_id observed_at owner_id balance_value balance_currency balance_usd_cents'.split(' '),
   payment_intents:
-    'id payer_account_balance_id payee_account_balance_id amount_value amount_currency description status expires_at canceled_at paid_at refunded_at metadata created_at updated_at first_seen_at last_polled_at'.split(' '),
+    'id payer_account_balance_id payee_account_balance_id amount_value amount_currency description status expires_at canceled_at paid_at refunded_at metadata created_at updated_at first_seen_at last_polled_at'.split(
+      ' ',
+    ),
   payment_intent_transitions: 'id payment_intent_id from_status to_status observed_at'.split(' '),
   alerts: 'id type payment_intent_id payload created_at delivered_at attempts last_error'.split(' '),
-  sync_windows: 'stream window_start window_end status api_total_count rows_seen pages attempts completed_at last_error'.split(' '),
+  sync_windows:
+    'stream window_start window_end status api_total_count rows_seen pages attempts completed_at last_error'.split(
+      ' ',
+    ),
   sync_runs: 'id stream started_at finished_at status requests rows error'.split(' '),
   rejected_records: 'id stream record_id reason payload seen_at'.split(' '),
-  check_ins_daily: 'day restaurant_id location_id check_ins svc_pay_check_ins median_visit_minutes'.split(' '),
+  check_ins_daily: 'day restaurant_id location_id check_ins svc_pay_check_ins median_visit_minutes'.split(
+    ' ',
+  ),
 };
 
 const EXACT_TYPES: Array<[string, string, string]> = [
@@ -51,7 +67,10 @@ describe('migrate', () => {
     try {
       const [resultA, resultB] = await Promise.all([migrateToLatest(a), migrateToLatest(b)]);
       // Exactly one of them applied the migrations; the other found them applied.
-      expect([...resultA.applied, ...resultB.applied]).toEqual(['20261122_0001_warehouse', '20261122_0002_window_keyset_checkpoint']);
+      expect([...resultA.applied, ...resultB.applied]).toEqual([
+        '20261122_0001_warehouse',
+        '20261122_0002_window_keyset_checkpoint',
+      ]);
       expect(await migrateToLatest(a)).toEqual({ applied: [] });
       expect(await migrationsCurrent(a)).toBe(true);
 

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { planCheckinWindows, recheckLookback, updateWatermark } from '../src/streams/checkins.js';
+import { dueWindows } from '../src/warehouse/sync-windows.js';
+import { defineJob } from './job.js';
+import { QUEUES } from './queues.js';
+import { enqueueWindows } from './checkins-window.js';
+
+/** Plans new check-in windows up to now − CHECKINS_SAFETY_LAG, runs the look-back, and hands every
+ * due window to the window queue. What is due is read from sync_windows, so a missed tick loses
+ * nothing: the next one finds the same windows due. */
+export const checkinsPlanJob = defineJob({
+  name: 'checkins-plan',
+  queue: QUEUES.checkinsPlan,
+  payload: z.object({}),
+  schedules: (config) => [{ id: 'checkins-plan', everyMs: config.schedules.checkinsMs, data: {} }],
+  async process(context) {
+    const { deps } = context;
+    const plan = await planCheckinWindows(deps);
+    const lookback = await recheckLookback(deps);
+    const due = await dueWindows(deps.db, deps.clock.now());
+    const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
+    const watermark = await updateWatermark(deps);
+    return { planned: plan.planned, ...lookback, enqueued, watermark };
+  },
+});

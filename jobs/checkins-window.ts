@@ -1,0 +1,56 @@
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import { pageWindow, updateWatermark } from '../src/streams/checkins.js';
+import { windowKey, type Window } from '../src/sync/windows.js';
+import type { SyncWindow } from '../src/warehouse/schema.js';
+import { windowOf } from '../src/warehouse/sync-windows.js';
+import { defineJob } from './job.js';
+import { QUEUES } from './queues.js';
+
+const windowPayload = z
+  .object({ start: z.number().int(), end: z.number().int() })
+  .refine((w) => w.start < w.end, 'start must be before end');
+
+/** Pages one window. The advisory lock in pageWindow, not the job id, is what stops two workers
+ * paging the same window: a removed job no longer dedupes. */
+export const checkinsWindowJob = defineJob({
+  name: 'checkins-window',
+  queue: QUEUES.checkinsWindow,
+  payload: windowPayload,
+  schedules: () => [],
+  async process(context, window) {
+    const outcome = await pageWindow(context.deps, window);
+    if (outcome.status === 'split') {
+      await enqueueWindows(
+        context.queue(QUEUES.checkinsWindow),
+        outcome.parts.map((part) => ({ ...part, generation: 0 })),
+      );
+    }
+    await updateWatermark(context.deps);
+    if (outcome.status === 'failed') {
+      // Recorded on the window (with its retry time); the planner hands it out again when due.
+      return { ...outcome, window: windowKey(window) };
+    }
+    return { status: outcome.status, window: windowKey(window), requests: outcome.requests };
+  },
+});
+
+type Enqueueable = Window & { generation: number };
+
+/** Job ids carry the row's last change so a window re-opened later (look-back, repair) gets a new job. */
+export async function enqueueWindows(
+  queue: Queue,
+  windows: ReadonlyArray<SyncWindow | Enqueueable>,
+): Promise<number> {
+  const jobs = windows.map((item) => {
+    const window = 'window_start' in item ? windowOf(item) : { start: item.start, end: item.end };
+    const generation = 'window_start' in item ? item.updated_at.getTime() : item.generation;
+    return {
+      name: checkinsWindowJob.name,
+      data: window,
+      opts: { jobId: `w-${windowKey(window)}-${generation}` },
+    };
+  });
+  for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
+  return jobs.length;
+}

@@ -1,0 +1,29 @@
+import type { Queue } from 'bullmq';
+import type { z } from 'zod';
+import type { PartnerApi } from '../src/api/partner-api.js';
+import type { Config } from '../src/config.js';
+import type { StreamDeps } from '../src/streams/stream.js';
+import type { QueueName } from './queues.js';
+
+export interface JobContext {
+  deps: StreamDeps<PartnerApi>;
+  /** For jobs that enqueue other jobs (the planner enqueues windows). */
+  queue(name: QueueName): Queue;
+}
+
+/**
+ * A kind of job: where it runs, what its payload looks like (validated before processing, and
+ * never holding a secret), how often it is scheduled, and what it does.
+ */
+export interface JobDefinition<Payload> {
+  name: string;
+  queue: QueueName;
+  payload: z.ZodType<Payload>;
+  /** Job Schedulers to register at worker start-up: id, interval and payload. Same in every process. */
+  schedules(config: Config): Array<{ id: string; everyMs: number; data: Payload }>;
+  process(context: JobContext, payload: Payload): Promise<unknown>;
+}
+
+export function defineJob<Payload>(definition: JobDefinition<Payload>): JobDefinition<Payload> {
+  return definition;
+}

@@ -1,0 +1,19 @@
+import { checkinsPlanJob } from './checkins-plan.js';
+import { checkinsWindowJob } from './checkins-window.js';
+import type { JobDefinition } from './job.js';
+import { QUEUES, type QueueName } from './queues.js';
+import { streamPassJob } from './stream-pass.js';
+
+/** Every job the worker knows, by name. */
+export const JOBS: Record<string, JobDefinition<unknown>> = {
+  [checkinsPlanJob.name]: checkinsPlanJob,
+  [checkinsWindowJob.name]: checkinsWindowJob,
+  [streamPassJob.name]: streamPassJob,
+};
+
+/** How many jobs of each queue one worker process runs at once. */
+export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
+  [QUEUES.checkinsPlan]: 1,
+  [QUEUES.checkinsWindow]: 2,
+  [QUEUES.streams]: 3,
+};

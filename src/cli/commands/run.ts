@@ -1,0 +1,91 @@
+import { Command } from 'commander';
+import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { STREAM_NAMES, isStreamName, type StreamName } from '../../streams/stream.js';
+import type { PassResult } from '../../streams/passes.js';
+import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { onInterrupt } from '../interrupt.js';
+
+export function runCommand(context: CliContext): Command {
+  return new Command('run')
+    .argument('<stream...>', `${STREAM_NAMES.join(', ')}, or all`)
+    .description(
+      'one full pass of the named streams in the foreground, then exit; shares rate limit, locks and checkpoints with running workers',
+    )
+    .action(async (names: string[]) => {
+      const { createPipelineRuntime } = await import('../../runtime/pipeline.js');
+      const { runStreamPass } = await import('../../streams/passes.js');
+      const explicit = names.includes('all') ? null : names;
+      const streams = expandStreams(names);
+      const config = context.config();
+      requireApiBaseUrl(config);
+      requireApiKey(config);
+      if (config.oauth === undefined && explicit?.includes('payment_intents')) {
+        throw new ConfigError(
+          'SVC_OAUTH_CLIENT_ID',
+          'required for payment_intents (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)',
+        );
+      }
+      const logger = context.logger();
+      const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl run' });
+      const controller = new AbortController();
+      const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
+      let failed = 0;
+      try {
+        for (const stream of streams) {
+          if (stream === 'payment_intents' && config.oauth === undefined) {
+            context.stdout.write(
+              formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
+            );
+            continue;
+          }
+          let result: PassResult;
+          try {
+            result = await runStreamPass({ ...runtime.deps, signal: controller.signal }, stream);
+          } catch (error) {
+            failed++;
+            context.stdout.write(
+              formatLine(stream, 'failed', error instanceof Error ? error.message : String(error)),
+            );
+            if (controller.signal.aborted) break;
+            continue;
+          }
+          if (result.status === 'failed') failed++;
+          context.stdout.write(formatResult(result));
+        }
+      } finally {
+        detach();
+        await runtime.close();
+      }
+      if (failed > 0) throw new CliExit(ExitCode.failed, `${failed} stream(s) failed`);
+    });
+}
+
+export function expandStreams(names: readonly string[]): StreamName[] {
+  const out: StreamName[] = [];
+  for (const name of names) {
+    if (name === 'all') out.push(...STREAM_NAMES);
+    else if (isStreamName(name)) out.push(name);
+    else
+      throw new CliExit(ExitCode.usage, `unknown stream "${name}"; streams: ${STREAM_NAMES.join(', ')}, all`);
+  }
+  return [...new Set(out)];
+}
+
+function formatLine(stream: string, status: string, text: string): string {
+  return `${stream.padEnd(16)} ${status.padEnd(10)} ${text}\n`;
+}
+
+function formatResult(result: PassResult): string {
+  if (!('runId' in result)) return formatLine(result.stream, result.status, result.reason);
+  const details = Object.entries(result.details ?? {})
+    .filter(([, value]) => value !== undefined && value !== null && typeof value !== 'object')
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(' ');
+  const summary = `${result.rows.toLocaleString('en-US')} rows, ${(result.requests ?? 0).toLocaleString('en-US')} requests`;
+  return formatLine(
+    result.stream,
+    result.status,
+    `${summary}${details === '' ? '' : `  (${details})`}${result.error ? `  ${result.error}` : ''}`,
+  );
+}

@@ -1,0 +1,132 @@
+import { Command } from 'commander';
+import { requireApiBaseUrl, requireApiKey } from '../../config.js';
+import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { parseInstant } from '../parse-instant.js';
+
+interface VerifyRow {
+  start: Date;
+  end: Date;
+  api: number;
+  warehouse: number;
+  rejected: number;
+  ok: boolean;
+}
+
+export function verifyCommand(context: CliContext): Command {
+  return new Command('verify')
+    .description(
+      "for each completed check-in window, compare the warehouse count with the API's total_count (one page_size=1 probe per window); exit 3 on mismatch",
+    )
+    .option('--from <iso>', 'only windows starting at or after this instant')
+    .option('--to <iso>', 'only windows ending at or before this instant')
+    .option('--repair', 're-queue the windows that differ')
+    .option('--all', 'print every window, not only mismatches')
+    .action(async (options: { from?: string; to?: string; repair?: boolean; all?: boolean }) => {
+      const { QUEUES } = await import('../../../jobs/queues.js');
+      const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
+      const { createPipelineRuntime } = await import('../../runtime/pipeline.js');
+      const { countWindowRows } = await import('../../warehouse/check-ins.js');
+      const { loadWindow, resetForRepage, windowOf, windowsInRange } =
+        await import('../../warehouse/sync-windows.js');
+      const { createQueues } = await import('../../worker/worker.js');
+      const range = {
+        ...(options.from === undefined ? {} : { from: parseInstant('--from', options.from) }),
+        ...(options.to === undefined ? {} : { to: parseInstant('--to', options.to) }),
+      };
+      const config = context.config();
+      requireApiBaseUrl(config);
+      requireApiKey(config);
+      const runtime = createPipelineRuntime({
+        config,
+        logger: context.logger(),
+        applicationName: 'rewards-etl verify',
+      });
+      try {
+        const { db, api, clock } = runtime.deps;
+        const windows = await windowsInRange(db, range, ['complete']);
+        const rows: VerifyRow[] = [];
+        for (const window of windows) {
+          const apiCount = await api.countCheckIns({
+            createdAfter: window.window_start,
+            createdBefore: window.window_end,
+          });
+          const counts = await countWindowRows(db, window.window_start, window.window_end, null);
+          const ok = apiCount === counts.total + window.rows_rejected;
+          rows.push({
+            start: window.window_start,
+            end: window.window_end,
+            api: apiCount,
+            warehouse: counts.total,
+            rejected: window.rows_rejected,
+            ok,
+          });
+          if (ok)
+            await db
+              .updateTable('rewards.sync_windows')
+              .set({ verified_at: clock.now() })
+              .where('stream', '=', 'checkins')
+              .where('window_start', '=', window.window_start)
+              .where('window_end', '=', window.window_end)
+              .execute();
+        }
+        const bad = rows.filter((row) => !row.ok);
+        context.stdout.write(renderTable(options.all === true ? rows : bad));
+        context.stdout.write(
+          `${rows.length} window(s) checked, ${rows.length - bad.length} match, ${bad.length} differ` +
+            ` (api ${sum(rows, 'api')} vs warehouse ${sum(rows, 'warehouse')} + ${sum(rows, 'rejected')} rejected)\n`,
+        );
+        if (bad.length > 0 && options.repair === true) {
+          const queues = createQueues(config, runtime.redis);
+          try {
+            const reopened = [];
+            for (const row of bad) {
+              const window = { start: row.start.getTime(), end: row.end.getTime() };
+              await resetForRepage(db, window, {
+                now: clock.now(),
+                reason: `verify: api ${row.api}, warehouse ${row.warehouse}`,
+                countAsRepage: false,
+              });
+              const reloaded = await loadWindow(db, window);
+              if (reloaded !== undefined) reopened.push(reloaded);
+            }
+            const queue = queues.get(QUEUES.checkinsWindow);
+            if (queue !== undefined) await enqueueWindows(queue, reopened);
+            context.stdout.write(
+              `re-queued ${reopened.length} window(s) for re-paging: ${reopened.map((w) => windowOf(w).start).length} jobs\n`,
+            );
+          } finally {
+            await Promise.all([...queues.values()].map((queue) => queue.close()));
+          }
+        }
+        if (bad.length > 0) throw new CliExit(ExitCode.verifyMismatch, '');
+      } finally {
+        await runtime.close();
+      }
+    });
+}
+
+function sum(rows: VerifyRow[], key: 'api' | 'warehouse' | 'rejected'): number {
+  return rows.reduce((total, row) => total + row[key], 0);
+}
+
+function renderTable(rows: VerifyRow[]): string {
+  if (rows.length === 0) return '';
+  const header = ['window start', 'window end', 'api', 'warehouse', 'rejected', 'result'];
+  const lines = rows.map((row) => [
+    row.start.toISOString(),
+    row.end.toISOString(),
+    String(row.api),
+    String(row.warehouse),
+    String(row.rejected),
+    row.ok ? 'ok' : 'MISMATCH',
+  ]);
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...lines.map((line) => line[i]?.length ?? 0)),
+  );
+  const format = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ');
+  return [format(header), ...lines.map(format)].join('\n') + '\n';
+}

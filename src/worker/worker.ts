@@ -1,0 +1,159 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { JOBS, QUEUE_CONCURRENCY } from '../../jobs/registry.js';
+import { ALL_QUEUES, type QueueName } from '../../jobs/queues.js';
+import type { JobContext } from '../../jobs/job.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
+
+/** Failed jobs are kept for inspection, within bounds; completed ones only briefly. */
+export const JOB_RETENTION = {
+  removeOnComplete: { age: 3_600, count: 1_000 },
+  removeOnFail: { age: 7 * 86_400, count: 5_000 },
+} as const;
+
+const SCHEDULE_CHECK_MS = 30_000;
+
+export interface RunningWorker {
+  runtime: PipelineRuntime;
+  queues: Map<QueueName, Queue>;
+  /** Stops taking jobs, lets active ones finish (or releases them at the deadline), closes everything. */
+  stop(deadlineMs?: number): Promise<void>;
+}
+
+export function createQueues(config: Config, connection: Redis): Map<QueueName, Queue> {
+  return new Map(
+    ALL_QUEUES.map((name) => [name, new Queue(name, { connection, prefix: config.redisPrefix })]),
+  );
+}
+
+/**
+ * Registers every Job Scheduler from configuration. Idempotent: upsert by id, same in every process.
+ * With `onlyMissing`, only schedulers Redis no longer has are added back (a Redis restart without
+ * persistence loses them; re-upserting a present one could move its next run).
+ */
+export async function registerSchedules(
+  config: Config,
+  queues: Map<QueueName, Queue>,
+  options: { onlyMissing?: boolean } = {},
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const job of Object.values(JOBS)) {
+    for (const schedule of job.schedules(config)) {
+      const queue = queues.get(job.queue);
+      if (queue === undefined) throw new Error(`no queue ${job.queue}`);
+      if (options.onlyMissing === true && (await queue.getJobScheduler(schedule.id)) !== undefined) continue;
+      await queue.upsertJobScheduler(
+        schedule.id,
+        { every: schedule.everyMs },
+        { name: job.name, data: schedule.data, opts: { ...JOB_RETENTION, attempts: 1 } },
+      );
+      ids.push(schedule.id);
+    }
+  }
+  return ids;
+}
+
+export async function startWorker(options: {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+}): Promise<RunningWorker> {
+  const { config, logger } = options;
+  const runtime = createPipelineRuntime({
+    config,
+    logger,
+    applicationName: 'rewards-etl worker',
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  // BullMQ's production guide: maxRetriesPerRequest null on worker connections, so a Redis
+  // restart pauses the worker until it reconnects instead of failing its commands.
+  const connection = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
+  connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis (queues) connection error'));
+  const queues = createQueues(config, connection);
+  const scheduled = await registerSchedules(config, queues);
+  logger.info({ schedules: scheduled }, 'job schedules registered');
+
+  const workers = ALL_QUEUES.map((queueName) => {
+    const worker = new Worker(
+      queueName,
+      async (job: Job, _token?: string, signal?: AbortSignal) => {
+        const definition = JOBS[job.name];
+        if (definition === undefined) throw new Error(`unknown job ${job.name}`);
+        const payload: unknown = definition.payload.parse(job.data);
+        const context: JobContext = {
+          deps: {
+            ...runtime.deps,
+            logger: logger.child({ job: job.name, jobId: job.id }),
+            ...(signal ? { signal } : {}),
+          },
+          queue: (name) => {
+            const queue = queues.get(name);
+            if (queue === undefined) throw new Error(`no queue ${name}`);
+            return queue;
+          },
+        };
+        return definition.process(context, payload);
+      },
+      {
+        connection,
+        prefix: config.redisPrefix,
+        concurrency: QUEUE_CONCURRENCY[queueName],
+        // A worker that died holding a job: the job goes back to waiting after the lock expires.
+        lockDuration: 60_000,
+        stalledInterval: 30_000,
+        maxStalledCount: 3,
+      },
+    );
+    worker.on('error', (error) => logger.error({ err: error, queue: queueName }, 'worker error'));
+    worker.on('failed', (job, error) =>
+      logger.warn({ err: error, job: job?.name, jobId: job?.id }, 'job failed'),
+    );
+    return worker;
+  });
+  logger.info({ queues: ALL_QUEUES, concurrency: QUEUE_CONCURRENCY }, 'worker started');
+
+  // Schedules are data in Redis; after a Redis restart they are gone. Put back what is missing.
+  // The work itself is not lost with them: what is due is read from Postgres on the next tick.
+  const scheduleGuard = setInterval(() => {
+    registerSchedules(config, queues, { onlyMissing: true })
+      .then((restored) => {
+        if (restored.length > 0)
+          logger.warn({ schedules: restored }, 'job schedules were missing (Redis restarted?); restored');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not check job schedules'));
+  }, SCHEDULE_CHECK_MS);
+  scheduleGuard.unref();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runtime,
+    queues,
+    stop(deadlineMs = 30_000) {
+      stopping ??= (async () => {
+        clearInterval(scheduleGuard);
+        logger.info({ deadlineMs }, 'stopping: no new jobs; waiting for active ones');
+        const graceful = Promise.all(workers.map((worker) => worker.close()));
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<'deadline'>((resolve) => {
+          timer = setTimeout(() => resolve('deadline'), deadlineMs);
+        });
+        if ((await Promise.race([graceful.then(() => 'done' as const), deadline])) === 'deadline') {
+          // Abort active jobs: a window hands its checkpoint back (pending), a pass ends early.
+          logger.warn('deadline reached: releasing active jobs');
+          for (const worker of workers) worker.cancelAllJobs('worker shutting down');
+          await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+          await Promise.all(workers.map((worker) => worker.close(true)));
+        }
+        clearTimeout(timer);
+        await Promise.all([...queues.values()].map((queue) => queue.close()));
+        await runtime.close();
+        connection.disconnect();
+        logger.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { testRedisPrefix } from '../../helpers/redis.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+
+interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI from source as a user would, in its own process. */
+function cli(
+  args: string[],
+  env: Record<string, string>,
+  options: { killWhen?: () => Promise<boolean> } = {},
+): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let watching = options.killWhen !== undefined;
+    const watch = async () => {
+      while (watching) {
+        if (await options.killWhen!()) {
+          child.kill('SIGKILL');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    if (watching) void watch();
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      watching = false;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+describe('rewards-etl command line', () => {
+  it('--help lists every command of the contract', async () => {
+    const ran = await cli(['--help'], {});
+    expect(ran.code).toBe(0);
+    for (const command of [
+      'migrate',
+      'worker',
+      'run',
+      'backfill',
+      'verify',
+      'status',
+      'simulator',
+      'demo',
+      'auth',
+    ]) {
+      expect(ran.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+  });
+
+  it('a bad setting exits 2 naming the variable', async () => {
+    const ran = await cli(['run', 'checkins'], { SVC_RATE_LIMIT_RPS: 'abc' });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain('SVC_RATE_LIMIT_RPS');
+  });
+
+  it('bad usage exits 2', async () => {
+    expect(
+      (await cli(['run', 'bogus'], { SVC_API_BASE_URL: 'http://127.0.0.1:9/v1', SVC_API_KEY: 'k' })).code,
+    ).toBe(2);
+    expect((await cli(['no-such-command'], {})).code).toBe(2);
+    const missing = await cli(['run', 'checkins'], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('SVC_API_BASE_URL');
+  });
+});
+
+describe('run, verify and a crash mid-window', () => {
+  let sim: RunningSimulator;
+  let t: TestDatabase;
+  let env: Record<string, string>;
+  const HOUR = 3_600_000;
+  const anchor = new Date(Math.floor(Date.now() / HOUR) * HOUR);
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 11, checkIns: 3_000, anchor, days: 2 });
+    t = await createTestDatabase('cli');
+    env = {
+      DATABASE_URL: t.url,
+      REDIS_PREFIX: testRedisPrefix('cli'),
+      SVC_API_BASE_URL: sim.baseUrl,
+      SVC_API_KEY: sim.credentials.apiKey,
+      SVC_RATE_LIMIT_RPS: '500',
+      SVC_PAGE_SIZE: '20',
+      CHECKINS_START_AT: new Date(anchor.getTime() - 40 * HOUR).toISOString(),
+      CHECKINS_WINDOW: '24h',
+      CHECKINS_SPLIT_PAGES: '1000',
+    };
+  });
+  afterAll(async () => {
+    await t?.drop();
+    await sim?.close();
+  });
+
+  it('a process killed with SIGKILL mid-window resumes from its checkpoint: no gap, no duplicate', async () => {
+    sim.control.faults.set({ latencyMs: 40 });
+    const firstRun = await cli(['run', 'checkins'], env, {
+      killWhen: async () => {
+        const row = await t.db
+          .selectFrom('rewards.sync_windows')
+          .select('pages')
+          .where('status', '=', 'running')
+          .where('pages', '>=', 5)
+          .executeTakeFirst();
+        return row !== undefined;
+      },
+    });
+    sim.control.faults.reset();
+    expect(firstRun.signal).toBe('SIGKILL');
+    const interrupted = await t.db
+      .selectFrom('rewards.sync_windows')
+      .selectAll()
+      .where('status', '=', 'running')
+      .executeTakeFirstOrThrow();
+    expect(interrupted.cursor_before).not.toBeNull();
+    const pagesBefore = interrupted.pages;
+
+    const second = await cli(['run', 'checkins'], env);
+    expect(second.code, second.stderr).toBe(0);
+    const resumed = await t.db
+      .selectFrom('rewards.sync_windows')
+      .selectAll()
+      .where('window_start', '=', interrupted.window_start)
+      .executeTakeFirstOrThrow();
+    expect(resumed.status).toBe('complete');
+    // It went on from the checkpoint, not from the window's first page.
+    expect(resumed.repages).toBe(0);
+    expect(resumed.pages).toBeGreaterThan(pagesBefore);
+
+    const verify = await cli(['verify'], env);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect(verify.stdout).toMatch(/0 differ/);
+  });
+
+  it('verify exits 3 after rows are deleted, and --repair plus a pass makes it whole again', async () => {
+    const victims = await t.db.selectFrom('rewards.check_ins').select('id').limit(5).execute();
+    await t.db
+      .deleteFrom('rewards.check_ins')
+      .where(
+        'id',
+        'in',
+        victims.map((v) => v.id),
+      )
+      .execute();
+    const mismatch = await cli(['verify'], env);
+    expect(mismatch.code).toBe(3);
+    expect(mismatch.stdout).toContain('MISMATCH');
+    const repair = await cli(['verify', '--repair'], env);
+    expect(repair.code).toBe(3);
+    expect(repair.stdout).toMatch(/re-queued \d+ window/);
+    expect((await cli(['run', 'checkins'], env)).code).toBe(0);
+    expect((await cli(['verify'], env)).code).toBe(0);
+    const back = await t.db
+      .selectFrom('rewards.check_ins')
+      .select('id')
+      .where(
+        'id',
+        'in',
+        victims.map((v) => v.id),
+      )
+      .execute();
+    expect(back).toHaveLength(5);
+  });
+});
