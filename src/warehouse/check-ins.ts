@@ -12,7 +12,11 @@ type Executor = Kysely<DB> | Transaction<DB>;
  * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end).
  * Returns how many rows were new.
  */
-export async function upsertCheckInPage(db: Executor, checkIns: readonly CheckIn[], seenAt: Date): Promise<{ inserted: number; written: number }> {
+export async function upsertCheckInPage(
+  db: Executor,
+  checkIns: readonly CheckIn[],
+  seenAt: Date,
+): Promise<{ inserted: number; written: number }> {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return { inserted: 0, written: 0 };
   const { rows } = await sql<{ inserted: boolean }>`
@@ -46,7 +50,12 @@ export interface WindowCounts {
 }
 
 /** Warehouse rows in [start, end): all of them, those seen since `since`, and ongoing visits. */
-export async function countWindowRows(db: Executor, start: Date, end: Date, since: Date | null): Promise<WindowCounts> {
+export async function countWindowRows(
+  db: Executor,
+  start: Date,
+  end: Date,
+  since: Date | null,
+): Promise<WindowCounts> {
   const row = await db
     .selectFrom('rewards.check_ins')
     .select((eb) => [
@@ -63,7 +72,12 @@ export async function countWindowRows(db: Executor, start: Date, end: Date, sinc
 }
 
 /** Rows of a window that a complete, consistent paging did not meet: gone from the API. */
-export async function deleteUnseenWindowRows(db: Executor, start: Date, end: Date, since: Date): Promise<number> {
+export async function deleteUnseenWindowRows(
+  db: Executor,
+  start: Date,
+  end: Date,
+  since: Date,
+): Promise<number> {
   const result = await db
     .deleteFrom('rewards.check_ins')
     .where('created_at', '>=', start)

@@ -34,7 +34,11 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
 /** A database name that does not exist yet, for tests of `migrate` creating it. */
 export function freshDatabaseUrl(label = 'fresh'): { name: string; url: string; drop(): Promise<void> } {
   const name = `rewards_etl_${label}_${randomBytes(4).toString('hex')}`;
-  return { name, url: databaseUrl(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+  };
 }
 
 async function adminQuery(text: string): Promise<void> {

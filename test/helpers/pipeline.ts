@@ -45,11 +45,22 @@ export function createPipelineHarness(options: {
       done();
     },
   });
-  const logger: Logger = createLogger({ level: config.logLevel, secrets: secretValues(config), pretty: false, destination });
+  const logger: Logger = createLogger({
+    level: config.logLevel,
+    secrets: secretValues(config),
+    pretty: false,
+    destination,
+  });
   const ownRedis = options.redis === undefined;
   const redis = options.redis ?? createTestRedis();
   const metrics: PipelineMetrics = createMetrics();
-  const api = createPartnerApi({ config, redis, db: options.db, logger, retry: { backoff: { baseMs: 5, capMs: 50 } } });
+  const api = createPartnerApi({
+    config,
+    redis,
+    db: options.db,
+    logger,
+    retry: { backoff: { baseMs: 5, capMs: 50 } },
+  });
   return {
     deps: { db: options.db, redis, api, clock: options.clock ?? systemClock, config, logger, metrics },
     config,

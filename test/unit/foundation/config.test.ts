@@ -39,7 +39,11 @@ describe('configuration', () => {
     expect(config.api.rateLimitRps).toBe(10);
     expect(config.api.pageSize).toBe(100);
     expect(config.api.userAgent).toMatch(/^rewards-etl\/\d+\.\d+\.\d+/);
-    expect(config.checkins).toMatchObject({ windowMs: 3_600_000, safetyLagMs: 120_000, lookbackMs: 86_400_000 });
+    expect(config.checkins).toMatchObject({
+      windowMs: 3_600_000,
+      safetyLagMs: 120_000,
+      lookbackMs: 86_400_000,
+    });
     expect(config.checkins.startAt).toBeUndefined();
     expect(config.httpPort).toBe(9464);
     expect(config.logLevel).toBe('info');
@@ -76,7 +80,11 @@ describe('configuration', () => {
     expect(config.api.rateLimitRps).toBe(2.5);
     expect(config.api.pageSize).toBe(250);
     expect(config.checkins.startAt?.toISOString()).toBe('2026-10-01T00:00:00.000Z');
-    expect(config.checkins).toMatchObject({ windowMs: 1_800_000, safetyLagMs: 90_000, lookbackMs: 604_800_000 });
+    expect(config.checkins).toMatchObject({
+      windowMs: 1_800_000,
+      safetyLagMs: 90_000,
+      lookbackMs: 604_800_000,
+    });
     expect(config.alerts.webhookUrl).toBe('https://hooks.example.test/rewards');
     expect(config.httpPort).toBe(8080);
     expect(config.logLevel).toBe('debug');
@@ -109,9 +117,9 @@ describe('configuration', () => {
   it('OAuth settings come as a set, with an encryption key', () => {
     const base = { SVC_API_BASE_URL: 'http://127.0.0.1:1/v1' };
     expect(() => loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c' })).toThrow(/^SVC_OAUTH_CLIENT_SECRET: /);
-    expect(() => loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c', SVC_OAUTH_CLIENT_SECRET: 's3cret-value' })).toThrow(
-      /^TOKEN_ENCRYPTION_KEY: /,
-    );
+    expect(() =>
+      loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c', SVC_OAUTH_CLIENT_SECRET: 's3cret-value' }),
+    ).toThrow(/^TOKEN_ENCRYPTION_KEY: /);
     expect(() =>
       loadConfig({
         ...base,

@@ -37,10 +37,18 @@ describe('log redaction', () => {
   it('a secret passed through config never reaches the log, whatever path it takes', () => {
     const { logger, output } = captureLogger(secretValues(config));
     logger.info({ config }, 'loaded configuration');
-    logger.info({ apiKey: env.SVC_API_KEY, nested: { refreshToken: env.SVC_OAUTH_REFRESH_TOKEN } }, 'named fields');
-    logger.warn({ headers: { authorization: 'Bearer eyJhbGciOi.abc.def', 'x-api-key': env.SVC_API_KEY } }, 'req');
+    logger.info(
+      { apiKey: env.SVC_API_KEY, nested: { refreshToken: env.SVC_OAUTH_REFRESH_TOKEN } },
+      'named fields',
+    );
+    logger.warn(
+      { headers: { authorization: 'Bearer eyJhbGciOi.abc.def', 'x-api-key': env.SVC_API_KEY } },
+      'req',
+    );
     // A careless message that interpolates a secret into free text is scrubbed too.
-    logger.error(`token refresh failed for ${env.SVC_OAUTH_REFRESH_TOKEN} using ${env.SVC_OAUTH_CLIENT_SECRET}`);
+    logger.error(
+      `token refresh failed for ${env.SVC_OAUTH_REFRESH_TOKEN} using ${env.SVC_OAUTH_CLIENT_SECRET}`,
+    );
     logger.error({ err: new Error(`bad webhook secret ${env.ALERT_WEBHOOK_SECRET}`) }, 'failing request');
     const text = output();
     for (const value of raw) expect(text).not.toContain(value);

@@ -27,7 +27,12 @@ describe('planWindows', () => {
   it('cuts a range on an hour grid aligned to the epoch, partial at both ends', () => {
     const from = Date.parse('2026-11-01T10:15:00Z');
     const to = Date.parse('2026-11-01T13:05:00Z');
-    expect(planWindows(from, to, HOUR).map((w) => [new Date(w.start).toISOString(), new Date(w.end).toISOString()])).toEqual([
+    expect(
+      planWindows(from, to, HOUR).map((w) => [
+        new Date(w.start).toISOString(),
+        new Date(w.end).toISOString(),
+      ]),
+    ).toEqual([
       ['2026-11-01T10:15:00.000Z', '2026-11-01T11:00:00.000Z'],
       ['2026-11-01T11:00:00.000Z', '2026-11-01T12:00:00.000Z'],
       ['2026-11-01T12:00:00.000Z', '2026-11-01T13:00:00.000Z'],
@@ -42,22 +47,33 @@ describe('planWindows', () => {
 
   it('partitions any range exactly (no gap, no overlap), for any window length', () => {
     fc.assert(
-      fc.property(instant, fc.integer({ min: 0, max: 3 * 24 * HOUR }), fc.integer({ min: 60_000, max: 7 * 24 * HOUR }), (from, span, windowMs) => {
-        expect(partitions(planWindows(from, from + span, windowMs), from, from + span)).toBe(true);
-      }),
+      fc.property(
+        instant,
+        fc.integer({ min: 0, max: 3 * 24 * HOUR }),
+        fc.integer({ min: 60_000, max: 7 * 24 * HOUR }),
+        (from, span, windowMs) => {
+          expect(partitions(planWindows(from, from + span, windowMs), from, from + span)).toBe(true);
+        },
+      ),
     );
   });
 
   it('is deterministic: planning in two steps gives the same grid windows as planning at once', () => {
     fc.assert(
-      fc.property(instant, fc.integer({ min: 1, max: 10 * 24 * HOUR }), fc.integer({ min: 1, max: 10 * 24 * HOUR }), (from, a, b) => {
-        const whole = planWindows(from, from + a + b, HOUR);
-        const inTwo = [...planWindows(from, from + a, HOUR), ...planWindows(from + a, from + a + b, HOUR)];
-        // Interior grid windows (those not cut by the step) carry the same keys either way.
-        const interior = (ws: Window[]) => ws.filter((w) => w.start % HOUR === 0 && w.end % HOUR === 0).map(windowKey);
-        expect(interior(inTwo).every((key) => interior(whole).includes(key))).toBe(true);
-        expect(partitions(inTwo, from, from + a + b)).toBe(true);
-      }),
+      fc.property(
+        instant,
+        fc.integer({ min: 1, max: 10 * 24 * HOUR }),
+        fc.integer({ min: 1, max: 10 * 24 * HOUR }),
+        (from, a, b) => {
+          const whole = planWindows(from, from + a + b, HOUR);
+          const inTwo = [...planWindows(from, from + a, HOUR), ...planWindows(from + a, from + a + b, HOUR)];
+          // Interior grid windows (those not cut by the step) carry the same keys either way.
+          const interior = (ws: Window[]) =>
+            ws.filter((w) => w.start % HOUR === 0 && w.end % HOUR === 0).map(windowKey);
+          expect(interior(inTwo).every((key) => interior(whole).includes(key))).toBe(true);
+          expect(partitions(inTwo, from, from + a + b)).toBe(true);
+        },
+      ),
     );
   });
 });
@@ -75,7 +91,9 @@ describe('splitWindow', () => {
 
   it('never splits below the minimum window', () => {
     expect(splitWindow({ start: 0, end: MIN_SPLIT_MS }, 1e9, 1)).toEqual([{ start: 0, end: MIN_SPLIT_MS }]);
-    expect(splitWindow({ start: 0, end: 4 * MIN_SPLIT_MS }, 1e9, 1).every((p) => p.end - p.start >= MIN_SPLIT_MS)).toBe(true);
+    expect(
+      splitWindow({ start: 0, end: 4 * MIN_SPLIT_MS }, 1e9, 1).every((p) => p.end - p.start >= MIN_SPLIT_MS),
+    ).toBe(true);
   });
 
   it('partitions the window exactly under any split, recursively', () => {
@@ -96,7 +114,11 @@ describe('splitWindow', () => {
 });
 
 describe('advanceWatermark', () => {
-  const w = (start: number, end: number, status: WindowState['status']): WindowState => ({ start, end, status });
+  const w = (start: number, end: number, status: WindowState['status']): WindowState => ({
+    start,
+    end,
+    status,
+  });
 
   it('moves across contiguous complete windows and stops at the first unfinished one', () => {
     const windows = [w(0, 10, 'complete'), w(10, 20, 'complete'), w(20, 30, 'failed'), w(30, 40, 'complete')];
@@ -115,7 +137,9 @@ describe('advanceWatermark', () => {
   it('never passes a window that is not complete (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom<WindowState['status']>('pending', 'running', 'complete', 'failed'), { maxLength: 40 }),
+        fc.array(fc.constantFrom<WindowState['status']>('pending', 'running', 'complete', 'failed'), {
+          maxLength: 40,
+        }),
         (statuses) => {
           const windows = statuses.map((status, i) => w(i * 10, i * 10 + 10, status));
           const mark = advanceWatermark(0, windows);
