@@ -1,4 +1,5 @@
 import { serializeAlertBody } from '../alerts/alert-body.js';
+import pMap from 'p-map';
 import {
   afterFailedAttempt,
   DEFAULT_ALERT_DELIVERY_POLICY,
@@ -64,53 +65,60 @@ export async function runAlertsPass(
     });
     if (batch.length === 0) break;
     handled += batch.length;
-    await forEachConcurrently(batch, policy.concurrency, async (alert) => {
-      const result = await deliverOne(alert, { url, secret: secret.reveal(), policy, now: clock.now() });
-      const now = clock.now();
-      if (result.ok) {
-        await markAlertDelivered(db, alert.id, now);
-        delivered++;
-        metrics.alertDeliveries.inc({ outcome: 'delivered' });
-        log.info(
-          { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
-          'alert delivered',
+    await pMap(
+      batch,
+      async (alert) => {
+        const result = await deliverOne(alert, { url, secret: secret.reveal(), policy, now: clock.now() });
+        const now = clock.now();
+        if (result.ok) {
+          await markAlertDelivered(db, alert.id, now);
+          delivered++;
+          metrics.alertDeliveries.inc({ outcome: 'delivered' });
+          log.info(
+            { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
+            'alert delivered',
+          );
+          return;
+        }
+        const next = afterFailedAttempt(
+          { attempts: alert.attempts, createdAt: alert.createdAt, now },
+          policy,
         );
-        return;
-      }
-      const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
-      if (next.giveUp) {
-        await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
-        gaveUp++;
-        metrics.alertDeliveries.inc({ outcome: 'gave_up' });
-        log.error(
-          {
-            alertId: alert.id,
-            paymentIntentId: alert.paymentIntentId,
-            attempts: alert.attempts,
+        if (next.giveUp) {
+          await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
+          gaveUp++;
+          metrics.alertDeliveries.inc({ outcome: 'gave_up' });
+          log.error(
+            {
+              alertId: alert.id,
+              paymentIntentId: alert.paymentIntentId,
+              attempts: alert.attempts,
+              error: result.error,
+              target,
+            },
+            'alert delivery given up',
+          );
+        } else {
+          await markAlertAttemptFailed(db, alert.id, {
             error: result.error,
-            target,
-          },
-          'alert delivery given up',
-        );
-      } else {
-        await markAlertAttemptFailed(db, alert.id, {
-          error: result.error,
-          nextAttemptAt: next.nextAttemptAt,
-        });
-        failedAttempts++;
-        metrics.alertDeliveries.inc({ outcome: 'failed' });
-        log.warn(
-          {
-            alertId: alert.id,
-            attempts: alert.attempts,
-            error: result.error,
-            target,
-            nextAttemptAt: next.nextAttemptAt.toISOString(),
-          },
-          'alert delivery failed; will retry',
-        );
-      }
-    });
+            nextAttemptAt: next.nextAttemptAt,
+          });
+          failedAttempts++;
+          metrics.alertDeliveries.inc({ outcome: 'failed' });
+          log.warn(
+            {
+              alertId: alert.id,
+              attempts: alert.attempts,
+              error: result.error,
+              target,
+              nextAttemptAt: next.nextAttemptAt.toISOString(),
+            },
+            'alert delivery failed; will retry',
+          );
+        }
+      },
+      { concurrency: policy.concurrency },
+    );
   }
 
   const backlog = await refreshGauges(deps);
@@ -139,19 +147,4 @@ async function refreshGauges(deps: StreamDeps<unknown>): Promise<{ undelivered: 
 function describeTarget(url: string): string {
   const parsed = new URL(url);
   return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-}
-
-async function forEachConcurrently<T>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }

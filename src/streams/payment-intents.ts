@@ -1,4 +1,5 @@
 import type { PartnerApi } from '../api/partner-api.js';
+import pMap from 'p-map';
 import type { PaymentIntent, PaymentIntentStatus } from '../api/records/payment-intent.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../sync/intent-transitions.js';
 import {
@@ -193,71 +194,75 @@ export async function runPaymentIntentsPass(
     planned.map((f) => f.id),
   );
   const failedFirstSights: Date[] = [];
-  await forEachConcurrently(planned, settings.concurrency, async (fetch) => {
-    if (signal?.aborted === true) return;
-    const previous: PaymentIntentStatus | null = stored.get(fetch.id)?.status ?? null;
-    try {
-      stats.requests++;
-      const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
-      const observedAt = clock.now();
-      if (result === null || !result.ok) {
-        if (result !== null && !result.ok) {
-          stats.rejected++;
-          metrics.recordsRejected.inc({ stream: STREAM });
-          await storeRejections(db, STREAM, [result.rejection], observedAt);
-        } else {
-          log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
+  await pMap(
+    planned,
+    async (fetch) => {
+      if (signal?.aborted === true) return;
+      const previous: PaymentIntentStatus | null = stored.get(fetch.id)?.status ?? null;
+      try {
+        stats.requests++;
+        const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
+        const observedAt = clock.now();
+        if (result === null || !result.ok) {
+          if (result !== null && !result.ok) {
+            stats.rejected++;
+            metrics.recordsRejected.inc({ stream: STREAM });
+            await storeRejections(db, STREAM, [result.rejection], observedAt);
+          } else {
+            log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
+          }
+          if (previous === null) {
+            if (fetch.createdAt) failedFirstSights.push(fetch.createdAt);
+          } else {
+            await markLookedAt(db, fetch.id, observedAt, { stopPolling: result === null });
+          }
+          return;
         }
-        if (previous === null) {
-          if (fetch.createdAt) failedFirstSights.push(fetch.createdAt);
-        } else {
-          await markLookedAt(db, fetch.id, observedAt, { stopPolling: result === null });
+        stats.fetched++;
+        const intent = result.record;
+        const before = stored.get(fetch.id);
+        const outcome = await recordFullObservation(db, {
+          intent,
+          previous,
+          observedAt,
+          watchingSince: state.watchingSince,
+          nextPollAt: nextPollAt(
+            {
+              now: observedAt,
+              createdAt: intent.createdAt,
+              expiresAt: intent.expiresAt,
+              pollCount: (before?.pollCount ?? 0) + 1,
+              status: intent.status,
+            },
+            schedule,
+          ),
+        });
+        if (outcome.written && outcome.decision.transition) {
+          stats.transitions++;
+          if (previous === null) stats.firstSights++;
+          log.info(
+            {
+              paymentIntentId: intent.id,
+              from: outcome.decision.transition.from,
+              to: outcome.decision.transition.to,
+            },
+            'payment intent transition',
+          );
         }
-        return;
+        if (outcome.written && outcome.alertId !== null) {
+          stats.alerts++;
+          log.info(
+            { paymentIntentId: intent.id, alertId: outcome.alertId },
+            'payment_intent.paid alert recorded',
+          );
+        }
+      } catch (error) {
+        noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
+        if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       }
-      stats.fetched++;
-      const intent = result.record;
-      const before = stored.get(fetch.id);
-      const outcome = await recordFullObservation(db, {
-        intent,
-        previous,
-        observedAt,
-        watchingSince: state.watchingSince,
-        nextPollAt: nextPollAt(
-          {
-            now: observedAt,
-            createdAt: intent.createdAt,
-            expiresAt: intent.expiresAt,
-            pollCount: (before?.pollCount ?? 0) + 1,
-            status: intent.status,
-          },
-          schedule,
-        ),
-      });
-      if (outcome.written && outcome.decision.transition) {
-        stats.transitions++;
-        if (previous === null) stats.firstSights++;
-        log.info(
-          {
-            paymentIntentId: intent.id,
-            from: outcome.decision.transition.from,
-            to: outcome.decision.transition.to,
-          },
-          'payment intent transition',
-        );
-      }
-      if (outcome.written && outcome.alertId !== null) {
-        stats.alerts++;
-        log.info(
-          { paymentIntentId: intent.id, alertId: outcome.alertId },
-          'payment_intent.paid alert recorded',
-        );
-      }
-    } catch (error) {
-      noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
-      if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
-    }
-  });
+    },
+    { concurrency: settings.concurrency },
+  );
 
   // Changes the budget could not fetch this pass: due at once, so the next pass looks first.
   const finishedAt = clock.now();
@@ -395,19 +400,4 @@ function stripUndefined<T extends object>(value: T): { [K in keyof T]-?: Exclude
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
     [K in keyof T]-?: Exclude<T[K], undefined>;
   };
-}
-
-async function forEachConcurrently<T>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }

@@ -1,8 +1,8 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { type Insertable, type Kysely, type Transaction } from 'kysely';
 import { challengeThresholdToJson, contentHash, type Challenge } from '../api/records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
-import { closeCurrentVersions, recordVersions, statementChunks } from './history.js';
+import { markDeleted, recordVersions, statementChunks } from './history.js';
 import { byId } from './restaurants.js';
 import type { ChallengesTable, DB } from './schema.js';
 
@@ -130,18 +130,10 @@ export async function loadChallengeStates(db: Db): Promise<Map<string, Challenge
 }
 
 /** Marks challenges deleted; their current history version ends at `at`. */
-export async function markChallengesDeleted(
+export function markChallengesDeleted(
   trx: Transaction<DB>,
   ids: readonly string[],
   at: Date,
 ): Promise<number> {
-  if (ids.length === 0) return 0;
-  const result = await trx
-    .updateTable('rewards.challenges')
-    .set({ deleted_at: at })
-    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  await closeCurrentVersions(trx, 'rewards.challenges_history', ids, at);
-  return Number(result.numUpdatedRows);
+  return markDeleted(trx, { current: 'rewards.challenges', history: 'rewards.challenges_history' }, ids, at);
 }

@@ -72,6 +72,27 @@ export async function recordVersions(
   return plan;
 }
 
+/**
+ * Marks records of a snapshot table deleted (those not already marked) and ends their current
+ * history version at `at`, in the caller's transaction. Returns how many were newly marked.
+ */
+export async function markDeleted(
+  trx: Db,
+  tables: { current: 'rewards.restaurants' | 'rewards.challenges'; history: HistoryTableName },
+  ids: readonly string[],
+  at: Date,
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await trx
+    .updateTable(tables.current)
+    .set({ deleted_at: at })
+    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  await closeCurrentVersions(trx, tables.history, ids, at);
+  return Number(result.numUpdatedRows);
+}
+
 /** Closes the current versions of records marked deleted, so "state at time T" finds none after T. */
 export async function closeCurrentVersions(
   db: Db,

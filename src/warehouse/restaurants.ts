@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { type Insertable, type Kysely, type Transaction } from 'kysely';
 import {
   contentHash,
   restaurantVersionContent,
@@ -7,7 +7,7 @@ import {
 } from '../api/records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
-import { closeCurrentVersions, recordVersions, statementChunks } from './history.js';
+import { markDeleted, recordVersions, statementChunks } from './history.js';
 import type { DB, RestaurantsTable } from './schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
@@ -155,20 +155,17 @@ export async function loadRestaurantStates(db: Db): Promise<Map<string, Previous
 }
 
 /** Marks restaurants absent from a complete pass; their current history version ends at `at`. */
-export async function markRestaurantsDeleted(
+export function markRestaurantsDeleted(
   trx: Transaction<DB>,
   ids: readonly string[],
   at: Date,
 ): Promise<number> {
-  if (ids.length === 0) return 0;
-  const result = await trx
-    .updateTable('rewards.restaurants')
-    .set({ deleted_at: at })
-    .where('id', '=', sql<string>`any(${[...ids]}::uuid[])`)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  await closeCurrentVersions(trx, 'rewards.restaurants_history', ids, at);
-  return Number(result.numUpdatedRows);
+  return markDeleted(
+    trx,
+    { current: 'rewards.restaurants', history: 'rewards.restaurants_history' },
+    ids,
+    at,
+  );
 }
 
 /** Ids of restaurants not marked deleted (the challenges stream pages these). */
