@@ -2,6 +2,7 @@ import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import type { CheckIn } from '../api/records/index.js';
 import {
   advanceWatermark,
+  mergeableCells,
   nextKeysetBound,
   planWindows,
   splitWindow,
@@ -23,6 +24,7 @@ import {
   loadCheckinsState,
   loadWindow,
   markChecked,
+  mergeCompleteFragments,
   recordPage,
   releaseWindow,
   replaceWithParts,
@@ -52,7 +54,7 @@ export type WindowOutcome =
 export async function planCheckinWindows(
   deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config'>,
   range: { from?: Date; to?: Date } = {},
-): Promise<{ planned: number; from: Date; to: Date }> {
+): Promise<{ planned: number; merged: number; from: Date; to: Date }> {
   const { db, clock, config } = deps;
   const result = await withAdvisoryLock(db, 'checkins-planner', async () => {
     const now = clock.now();
@@ -65,13 +67,35 @@ export async function planCheckinWindows(
       planWindows(gap.start, gap.end, config.checkins.windowMs),
     );
     const planned = await insertPlannedWindows(db, windows);
+    const merged = await mergeFragments(deps, now);
     const frontier = state.frontier === null || to > state.frontier ? to : state.frontier;
     const watermark = state.watermark ?? (from < to ? from : null);
     await saveCheckinsState(db, { watermark, frontier }, now);
-    return { planned, from, to };
+    return { planned, merged, from, to };
   });
-  if (!result.acquired) return { planned: 0, from: range.from ?? new Date(0), to: range.to ?? new Date(0) };
+  if (!result.acquired) {
+    return { planned: 0, merged: 0, from: range.from ?? new Date(0), to: range.to ?? new Date(0) };
+  }
   return result.value;
+}
+
+/**
+ * Each planner tick leaves a short tail window (fresh data every CHECKINS_EVERY); once all of a
+ * grid cell's fragments are complete they become one window again, so the look-back and verify
+ * cost one probe per cell, not one per tick.
+ */
+async function mergeFragments(deps: Pick<CheckinsDeps, 'db' | 'config'>, now: Date): Promise<number> {
+  const { db, config } = deps;
+  const complete = (await windowsInRange(db, {}, ['complete'])).map((row) => ({
+    ...windowOf(row),
+    apiTotalCount: row.api_total_count ?? 0,
+  }));
+  const maxRows = config.checkins.splitPages * config.api.pageSize;
+  let merged = 0;
+  for (const { cell, fragments } of mergeableCells(complete, config.checkins.windowMs, maxRows)) {
+    if (await mergeCompleteFragments(db, cell, fragments, now)) merged++;
+  }
+  return merged;
 }
 
 /** The parts of `range` that no window in `known` (sorted by start) covers. */

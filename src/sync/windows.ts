@@ -102,3 +102,41 @@ export function nextKeysetBound(currentBefore: number, oldestSeen: number): numb
   const next = oldestSeen + 1;
   return next < currentBefore ? next : null;
 }
+
+export interface CompleteWindow extends Window {
+  apiTotalCount: number;
+}
+
+/**
+ * Grid cells that are exactly covered by several complete fragments (the tail windows that
+ * frequent planning leaves, or the parts of a split) and can become one window again, so the
+ * look-back and `verify` probe one window per cell instead of one per fragment. A cell is left
+ * alone when merging would make a window too large to page comfortably (it would split again).
+ */
+export function mergeableCells(
+  complete: readonly CompleteWindow[],
+  windowMs: number,
+  maxRows: number,
+): Array<{ cell: Window; fragments: CompleteWindow[] }> {
+  const byCell = new Map<number, CompleteWindow[]>();
+  for (const window of complete) {
+    const cellStart = Math.floor(window.start / windowMs) * windowMs;
+    if (window.end > cellStart + windowMs) continue; // not inside one cell
+    const list = byCell.get(cellStart) ?? [];
+    list.push(window);
+    byCell.set(cellStart, list);
+  }
+  const out: Array<{ cell: Window; fragments: CompleteWindow[] }> = [];
+  for (const [cellStart, fragments] of byCell) {
+    if (fragments.length < 2) continue;
+    const sorted = [...fragments].sort((a, b) => a.start - b.start);
+    const cell = { start: cellStart, end: cellStart + windowMs };
+    const covers =
+      sorted[0]?.start === cell.start &&
+      sorted.at(-1)?.end === cell.end &&
+      sorted.every((w, i) => i === 0 || sorted[i - 1]?.end === w.start);
+    const rows = sorted.reduce((sum, w) => sum + w.apiTotalCount, 0);
+    if (covers && rows <= maxRows) out.push({ cell, fragments: sorted });
+  }
+  return out.sort((a, b) => a.cell.start - b.cell.start);
+}

@@ -266,3 +266,56 @@ export async function releaseWindow(db: Executor, window: Window, now: Date): Pr
     .where('status', '=', 'running')
     .execute();
 }
+
+/**
+ * Replaces complete fragments that exactly cover `cell` by one complete window carrying their
+ * summed accounting, in one transaction. Only rows still complete are merged; if any changed
+ * meanwhile (a look-back re-opened it), nothing is merged.
+ */
+export async function mergeCompleteFragments(
+  db: Kysely<DB>,
+  cell: Window,
+  fragments: readonly Window[],
+  now: Date,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('rewards.sync_windows')
+      .selectAll()
+      .where('stream', '=', CHECKINS_STREAM)
+      .where('window_start', '>=', new Date(cell.start))
+      .where('window_end', '<=', new Date(cell.end))
+      .forUpdate()
+      .execute();
+    if (rows.length !== fragments.length || rows.some((row) => row.status !== 'complete')) return false;
+    const sum = (pick: (row: SyncWindow) => number) => rows.reduce((total, row) => total + pick(row), 0);
+    await trx
+      .deleteFrom('rewards.sync_windows')
+      .where('stream', '=', CHECKINS_STREAM)
+      .where('window_start', '>=', new Date(cell.start))
+      .where('window_end', '<=', new Date(cell.end))
+      .execute();
+    await trx
+      .insertInto('rewards.sync_windows')
+      .values({
+        stream: CHECKINS_STREAM,
+        ...toDates(cell),
+        status: 'complete',
+        api_total_count: sum((row) => row.api_total_count ?? 0),
+        rows_seen: sum((row) => row.rows_seen),
+        rows_rejected: sum((row) => row.rows_rejected),
+        rows_removed: sum((row) => row.rows_removed),
+        pages: sum((row) => row.pages),
+        repages: sum((row) => row.repages),
+        attempts: Math.max(...rows.map((row) => row.attempts)),
+        completed_at: now,
+        // The oldest check of any fragment: the look-back decides from that when to probe the cell.
+        last_checked_at: rows.some((row) => row.last_checked_at === null)
+          ? null
+          : new Date(Math.min(...rows.map((row) => row.last_checked_at?.getTime() ?? 0))),
+        updated_at: now,
+      })
+      .execute();
+    return true;
+  });
+}

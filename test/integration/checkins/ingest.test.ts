@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { fixedClock } from '../../../src/clock.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { pageWindow, planCheckinWindows, runCheckinsPass } from '../../../src/streams/checkins.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
@@ -238,5 +239,29 @@ describe('check-in feed ingestion', () => {
     for (let i = 1; i < windows.length; i++) {
       expect(windows[i]!.window_start.getTime()).toBeGreaterThanOrEqual(windows[i - 1]!.window_end.getTime());
     }
+  });
+
+  it('the tail windows that frequent planning leaves merge into one grid window once complete', async () => {
+    const clock = fixedClock(new Date());
+    const deps = { ...h.deps, clock };
+    const cellMs = 6 * HOUR;
+    const cellEnd = Math.ceil((clock.now().getTime() - 2 * 60_000) / cellMs) * cellMs;
+    // A few planner ticks a minute apart inside the current cell, then past its end.
+    for (let tick = 0; tick < 3; tick++) {
+      clock.advance(60_000);
+      await runCheckinsPass(deps);
+    }
+    const before = await windowsInRange(t.db, { from: new Date(cellEnd - cellMs), to: new Date(cellEnd) });
+    expect(before.length).toBeGreaterThan(1);
+    clock.set(new Date(cellEnd + 3 * 60_000));
+    await runCheckinsPass(deps); // pages the last fragment of the cell
+    await runCheckinsPass(deps); // the planner merges the now complete cell
+    const after = await windowsInRange(t.db, { from: new Date(cellEnd - cellMs), to: new Date(cellEnd) });
+    expect(after.map((w) => [w.window_start.getTime(), w.window_end.getTime(), w.status])).toEqual([
+      [cellEnd - cellMs, cellEnd, 'complete'],
+    ]);
+    const api = await apiCheckIns(sim, new Date(cellEnd - cellMs), new Date(cellEnd));
+    expect(after[0]!.api_total_count).toBe(api.size);
+    expect((await warehouseIds(t, new Date(cellEnd - cellMs), new Date(cellEnd))).size).toBe(api.size);
   });
 });

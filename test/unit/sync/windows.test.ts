@@ -4,6 +4,7 @@ import {
   MIN_SPLIT_MS,
   advanceWatermark,
   lookbackWindows,
+  mergeableCells,
   nextKeysetBound,
   planWindows,
   splitWindow,
@@ -161,5 +162,32 @@ describe('look-back and keyset paging', () => {
   it('the keyset bound moves below the oldest row seen, keeping ties, and reports no progress', () => {
     expect(nextKeysetBound(1_000, 500)).toBe(501);
     expect(nextKeysetBound(501, 500)).toBeNull();
+  });
+});
+
+describe('mergeableCells', () => {
+  const cw = (start: number, end: number, apiTotalCount = 10) => ({ start, end, apiTotalCount });
+
+  it('merges complete fragments that exactly cover a grid cell', () => {
+    const fragments = [cw(0, 10 * 60_000), cw(10 * 60_000, 11 * 60_000), cw(11 * 60_000, HOUR)];
+    expect(mergeableCells(fragments, HOUR, 1_000)).toEqual([{ cell: { start: 0, end: HOUR }, fragments }]);
+  });
+
+  it('leaves a cell with a gap, a single window, or too many rows', () => {
+    expect(mergeableCells([cw(0, 60_000), cw(120_000, HOUR)], HOUR, 1_000)).toEqual([]);
+    expect(mergeableCells([cw(0, HOUR)], HOUR, 1_000)).toEqual([]);
+    expect(mergeableCells([cw(0, 60_000, 600), cw(60_000, HOUR, 600)], HOUR, 1_000)).toEqual([]);
+  });
+
+  it('a merged cell is exactly the union of its fragments (property)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: HOUR - 1 }), { maxLength: 8 }), (cuts) => {
+        const points = [0, ...[...cuts].sort((a, b) => a - b), HOUR];
+        const fragments = points.slice(0, -1).map((start, i) => cw(start, points[i + 1]!));
+        const merged = mergeableCells(fragments, HOUR, 1e9);
+        expect(merged).toHaveLength(fragments.length >= 2 ? 1 : 0);
+        if (merged[0]) expect(partitions(merged[0].fragments, 0, HOUR)).toBe(true);
+      }),
+    );
   });
 });
