@@ -17,9 +17,14 @@ export function createDatabase(options: DatabaseOptions): Kysely<DB> {
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
   });
-  // An idle client's error (e.g. Postgres restarting) must not crash the process; the next
-  // query gets a fresh connection.
+  // A client's error (Postgres restarting, its session terminated) must not crash the process.
+  // pg-pool listens on idle clients only ('error' on the pool); a checked-out one, such as the
+  // connection holding an advisory lock, needs its own listener. The query in flight still fails
+  // with the error, and the broken client is discarded when released.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -183,7 +183,7 @@ export async function dueWindows(
   now: Date,
   options: { limit?: number; staleRunningMs?: number } = {},
 ): Promise<SyncWindow[]> {
-  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 60_000));
+  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 30_000));
   return db
     .selectFrom('rewards.sync_windows')
     .selectAll()

@@ -101,9 +101,11 @@ export async function startWorker(options: {
         connection,
         prefix: config.redisPrefix,
         concurrency: QUEUE_CONCURRENCY[queueName],
-        // A worker that died holding a job: the job goes back to waiting after the lock expires.
-        lockDuration: 60_000,
-        stalledInterval: 30_000,
+        // A worker that died holding a job: the job goes back to waiting once its lock expires
+        // (renewed every lockDuration / 2 while the worker lives). Short, so a kill -9 costs
+        // seconds, not minutes; the window's advisory lock, not this one, prevents double paging.
+        lockDuration: 20_000,
+        stalledInterval: 10_000,
         maxStalledCount: 3,
       },
     );
@@ -117,14 +119,19 @@ export async function startWorker(options: {
 
   // Schedules are data in Redis; after a Redis restart they are gone. Put back what is missing.
   // The work itself is not lost with them: what is due is read from Postgres on the next tick.
-  const scheduleGuard = setInterval(() => {
+  const restoreSchedules = () => {
     registerSchedules(config, queues, { onlyMissing: true })
       .then((restored) => {
-        if (restored.length > 0)
+        if (restored.length > 0) {
           logger.warn({ schedules: restored }, 'job schedules were missing (Redis restarted?); restored');
+        }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'could not check job schedules'));
-  }, SCHEDULE_CHECK_MS);
+  };
+  // At once when the connection comes back, and periodically in case another process's
+  // connection was the one that saw the restart.
+  connection.on('ready', restoreSchedules);
+  const scheduleGuard = setInterval(restoreSchedules, SCHEDULE_CHECK_MS);
   scheduleGuard.unref();
 
   let stopping: Promise<void> | undefined;
@@ -134,6 +141,7 @@ export async function startWorker(options: {
     stop(deadlineMs = 30_000) {
       stopping ??= (async () => {
         clearInterval(scheduleGuard);
+        connection.off('ready', restoreSchedules);
         logger.info({ deadlineMs }, 'stopping: no new jobs; waiting for active ones');
         const graceful = Promise.all(workers.map((worker) => worker.close()));
         let timer: NodeJS.Timeout | undefined;
