@@ -194,11 +194,9 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
   const { db, api, clock, signal } = deps;
   let row = started;
   let requests = 0;
-  let rows = 0;
   for (let repage = 0; ; repage++) {
     const paged = await pageToEnd(deps, window, row);
     requests += paged.requests;
-    rows += paged.rows;
     if (paged.split !== undefined) return { status: 'split', window, parts: paged.split, requests };
 
     row = (await loadWindow(db, window)) ?? row;
@@ -234,8 +232,9 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
           { window: describe(window), removed },
           'check-ins no longer in the feed were removed',
         );
-      deps.metrics.rowsIngested.inc({ stream: 'checkins' }, rows);
-      return { status: 'complete', window, rows, requests, removed, repages: repage };
+      // Distinct rows of the window, not records read: keyset ties are read twice.
+      deps.metrics.rowsIngested.inc({ stream: 'checkins' }, counts.seenSince);
+      return { status: 'complete', window, rows: counts.seenSince, requests, removed, repages: repage };
     }
     const reason = `count moved while paging: api total_count ${apiTotal}, seen ${counts.seenSince} + ${row.rows_rejected} rejected`;
     if (repage >= MAX_REPAGES) throw new Error(`${reason}; gave up after ${MAX_REPAGES} re-pages`);
