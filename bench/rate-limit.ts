@@ -36,7 +36,8 @@ async function child(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const seconds = Number(process.argv[2] ?? '20');
+  // Optional duration in seconds; flags such as --full (passed by bench/main.ts) do not apply here.
+  const seconds = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? '20');
   const sim = await startSimulator({ checkIns: 1000, days: 2 });
   sim.control.faults.set({ rateLimitRps: LIMIT_RPS });
   const prefix = `bench-rate-${randomBytes(4).toString('hex')}`;

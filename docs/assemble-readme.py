@@ -3,6 +3,7 @@
 Run from the repository root: python3 docs/assemble-readme.py [demo-output.txt]
 """
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,4 +33,5 @@ if len(sys.argv) > 1:
     demo = Path(sys.argv[1]).read_text().rstrip()
     readme = readme.replace('<!-- demo-output -->', demo)
 Path('README.md').write_text(readme)
+subprocess.run(['npx', 'prettier', '--write', 'README.md'], check=True, capture_output=True)
 print(f'README.md: {len(readme.splitlines())} lines')

@@ -44,7 +44,10 @@ export function createLogger(options: LoggerOptions): Logger {
     hooks: { streamWrite: scrub },
   };
   if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, destination: 2 } } });
+    return pino({
+      ...base,
+      transport: { target: 'pino-pretty', options: { colorize: true, destination: 2 } },
+    });
   }
   return pino(base, options.destination ?? pino.destination({ dest: 2, sync: false }));
 }

@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any --
-   conformance tests probe the raw JSON exactly as the wire shows it. */
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.js';

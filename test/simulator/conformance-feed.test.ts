@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return --
+/* eslint-disable @typescript-eslint/no-unsafe-return --
    conformance tests probe the raw JSON exactly as the wire shows it. */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.js';

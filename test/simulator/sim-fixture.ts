@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any --
-   conformance tests probe the raw JSON exactly as the wire shows it. */
 import { createHash, randomBytes } from 'node:crypto';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
 

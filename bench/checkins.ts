@@ -1,0 +1,288 @@
+// Check-in ingestion benchmark. One run measures, side by side:
+//   1. rows/s of a full backfill (runCheckinsPass from an empty warehouse);
+//   2. the pipeline's time ÷ a bare fetch loop's (HTTP + JSON.parse) over the same windows;
+//   3. the writer's time (upsertCheckInPage, page by page) ÷ one COPY of the same rows;
+//   4. the pipeline process's peak RSS;
+//   5. the look-back's requests per hour at a steady feed, and their share of a 10 rps budget.
+// The simulator runs in a child process and the backfill in another, so neither's CPU or
+// memory is charged to the other; phases run one after another, never concurrently.
+//
+//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof]
+
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { fixedClock } from '../src/clock.js';
+import { loadConfig, secretValues, type Config } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { createPipelineRuntime } from '../src/runtime/pipeline.js';
+import { planWindows } from '../src/sync/windows.js';
+import { windowOf, windowsInRange } from '../src/warehouse/sync-windows.js';
+import { bareFetchWindows } from './lib/bare-fetch.js';
+import type { BackfillResult } from './lib/backfill-child.js';
+import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
+import { measureLookback } from './lib/lookback-steady.js';
+import { postgresCpuSeconds } from './lib/postgres-cpu.js';
+import { atMost, formatTable, mb, seconds, writeJson, type Figure } from './lib/report.js';
+import { cpuSeconds, forkRpcChild } from './lib/rpc.js';
+import { startSimulatorProcess, type SimulatorProcess } from './lib/simulator-process.js';
+import { compareWriterWithCopy } from './lib/writer-vs-copy.js';
+
+const DAYS = 30;
+const PAGE_SIZE = 500; // the simulator's page_size maximum (src/simulator/DECISIONS.md)
+const NO_RATE_LIMIT_RPS = '1000000';
+const BUDGET_RPS = 10;
+const HOUR_MS = 3_600_000;
+const RESULTS_PATH = '.bench/checkins.json';
+
+const { values: args } = parseArgs({
+  options: {
+    'check-ins': { type: 'string' },
+    full: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const checkIns = args.full ? 1_000_000 : Number(args['check-ins'] ?? 200_000);
+if (!Number.isInteger(checkIns) || checkIns <= 0)
+  throw new Error('--check-ins must be a positive whole number');
+
+const progress = (text: string) => process.stderr.write(`[bench checkins] ${text}\n`);
+
+async function usageDelta<T>(sim: SimulatorProcess, run: () => Promise<T>) {
+  const [simBefore, pgBefore] = [await sim.call('usage', null), await postgresCpuSeconds()];
+  const value = await run();
+  const [simAfter, pgAfter] = [await sim.call('usage', null), await postgresCpuSeconds()];
+  return {
+    value,
+    simulatorCpuSeconds: simAfter.cpuSeconds - simBefore.cpuSeconds,
+    postgresCpuSeconds: pgBefore === null || pgAfter === null ? null : pgAfter - pgBefore,
+    simulatorRssBytes: simAfter.maxRssBytes,
+  };
+}
+
+async function runBackfillChild(env: NodeJS.ProcessEnv, sim: SimulatorProcess) {
+  const script = fileURLToPath(new URL('./lib/backfill-child.ts', import.meta.url));
+  const execArgv = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : [];
+  const { child } = await forkRpcChild<
+    { backfill: (arg: null) => Promise<BackfillResult>; close: (arg: null) => Promise<void> },
+    unknown
+  >(script, { env, execArgv });
+  try {
+    // Read Postgres's CPU before the child's pool closes: an exited backend's time is gone.
+    return await usageDelta(sim, () => child.call('backfill', null));
+  } finally {
+    await child.call('close', null).catch(() => undefined);
+    await child.exited;
+    await sleep(1000); // let its backends exit before the next phase reads Postgres's CPU
+  }
+}
+
+async function main(): Promise<void> {
+  const base: Config = loadConfig(process.env);
+  const anchorMs = Math.floor((Date.now() - 10 * 60_000) / 60_000) * 60_000;
+  const startAtMs = anchorMs - DAYS * 86_400_000;
+  progress(
+    `generating ${checkIns.toLocaleString('en')} check-ins over ${DAYS} days in a simulator child process`,
+  );
+  const sim = await startSimulatorProcess({ seed: 42, checkIns, anchorMs, days: DAYS }, process.env);
+  const databases: BenchDatabase[] = [];
+  const csvPath = `/tmp/rewards-etl-bench-${randomBytes(4).toString('hex')}.csv`;
+  let closeRuntime: (() => Promise<void>) | undefined;
+  try {
+    const warehouse = await createBenchDatabase(base.databaseUrl.reveal(), 'checkins');
+    databases.push(warehouse);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: warehouse.url,
+      REDIS_URL: base.redisUrl.reveal(),
+      REDIS_PREFIX: `bench-checkins-${randomBytes(4).toString('hex')}`,
+      SVC_API_BASE_URL: sim.baseUrl,
+      SVC_API_KEY: sim.apiKey,
+      SVC_RATE_LIMIT_RPS: NO_RATE_LIMIT_RPS,
+      SVC_PAGE_SIZE: String(PAGE_SIZE),
+      CHECKINS_START_AT: new Date(startAtMs).toISOString(),
+      CHECKINS_WINDOW: '1h',
+      CHECKINS_LOOKBACK: '24h',
+      CHECKINS_LOOKBACK_EVERY: '15m',
+      CHECKINS_EVERY: '1m',
+      LOG_LEVEL: 'warn',
+    };
+    const config = loadConfig(env);
+    const fetchOptions = {
+      baseUrl: sim.baseUrl,
+      apiKey: sim.apiKey,
+      userAgent: config.api.userAgent,
+      pageSize: PAGE_SIZE,
+    };
+
+    progress('warming up the simulator (one day of pages, not timed)');
+    await bareFetchWindows({
+      ...fetchOptions,
+      windows: planWindows(anchorMs - 86_400_000, anchorMs, HOUR_MS),
+    });
+
+    progress('1/4 backfill: runCheckinsPass from empty, in a pipeline child process');
+    const backfill = await runBackfillChild(env, sim);
+    const counted = await warehouse.db
+      .selectFrom('rewards.check_ins')
+      .select((eb) => eb.fn.countAll<string>().as('rows'))
+      .executeTakeFirstOrThrow();
+    const warehouseRows = Number(counted.rows);
+    if (backfill.value.status !== 'succeeded' || warehouseRows !== checkIns) {
+      throw new Error(
+        `backfill ${backfill.value.status}: ${warehouseRows} rows in the warehouse, ${checkIns} generated`,
+      );
+    }
+    const windows = (await windowsInRange(warehouse.db, {}, ['complete'])).map(windowOf);
+
+    progress(`2/4 bare fetch loop over the same ${windows.length} windows`);
+    const bareCpuBefore = cpuSeconds();
+    const bare = await usageDelta(sim, () => bareFetchWindows({ ...fetchOptions, windows }));
+    const bareCpuSeconds = cpuSeconds() - bareCpuBefore;
+
+    progress('3/4 writer (upsertCheckInPage per page) vs COPY, into a fresh database');
+    const writerDb = await createBenchDatabase(base.databaseUrl.reveal(), 'writer');
+    databases.push(writerDb);
+    const logger = createLogger({ level: 'warn', secrets: secretValues(config), pretty: false });
+    const clock = fixedClock(new Date(Math.floor(Date.now() / 1000) * 1000));
+    const runtime = createPipelineRuntime({ config, logger, clock, applicationName: 'rewards-etl-bench' });
+    closeRuntime = () => runtime.close();
+    let phaseStarted = performance.now();
+    const writer = await compareWriterWithCopy({
+      api: runtime.deps.api,
+      db: writerDb.db,
+      windows,
+      pageSize: PAGE_SIZE,
+      csvPath,
+    });
+
+    const phaseMs = { writer: performance.now() - phaseStarted, lookback: 0 };
+    phaseStarted = performance.now();
+    progress('4/4 look-back at a steady feed (simulated time: 1 h warm-up, 3 h measured)');
+    const lookback = await measureLookback({
+      deps: runtime.deps,
+      clock,
+      sim,
+      startMs: clock.now().getTime(),
+      warmupMs: HOUR_MS,
+      measuredMs: 3 * HOUR_MS,
+      budgetRps: BUDGET_RPS,
+    });
+    phaseMs.lookback = performance.now() - phaseStarted;
+
+    const b = backfill.value;
+    const rowsPerSecond = warehouseRows / (b.elapsedMs / 1000);
+    const pipelineVsBare = b.elapsedMs / bare.value.elapsedMs;
+    const writerVsCopy = writer.writerMs / writer.copyMs;
+    const rssGoal = 300 * 1_048_576;
+    const rssNote = checkIns === 1_000_000 ? '' : ' (goal is for 1,000,000)';
+    const figures: Figure[] = [
+      {
+        name: 'Backfill rows/s, end to end',
+        measured: `${Math.round(rowsPerSecond).toLocaleString('en')} rows/s`,
+        goal: `— (${warehouseRows.toLocaleString('en')} rows in ${seconds(b.elapsedMs)})`,
+        verdict: 'info',
+      },
+      {
+        name: 'Pipeline ÷ bare fetch loop',
+        measured: `${pipelineVsBare.toFixed(2)}×`,
+        goal: `≤ 1.25 (bare: ${seconds(bare.value.elapsedMs)})`,
+        verdict: atMost(pipelineVsBare, 1.25),
+      },
+      {
+        name: 'Writer ÷ COPY',
+        measured: `${writerVsCopy.toFixed(2)}×`,
+        goal: `≤ 2 (${seconds(writer.writerMs)} vs ${seconds(writer.copyMs)})`,
+        verdict: atMost(writerVsCopy, 2),
+      },
+      {
+        name: 'Peak RSS of the pipeline process',
+        measured: mb(b.peakRssBytes),
+        goal: `≤ 300 MB${rssNote}`,
+        verdict: atMost(b.peakRssBytes, rssGoal),
+      },
+      {
+        name: 'Look-back req/h, hours 1–4 after backfill',
+        measured: `${lookback.requestsPerHour.toFixed(0)} req/h`,
+        goal: `— (${lookback.requestsPerCycle.toFixed(0)} per 15-min cycle, ${percent(lookback.budgetShare)} of ${BUDGET_RPS} rps)`,
+        verdict: 'info',
+      },
+      {
+        name: 'Look-back req/h, steady state (projected)',
+        measured: `${lookback.steadyState.requestsPerHour.toFixed(0)} req/h`,
+        goal: `— (${lookback.steadyState.requestsPerCycle.toFixed(0)} per cycle, ${percent(lookback.steadyState.budgetShare)} of ${BUDGET_RPS} rps)`,
+        verdict: 'info',
+      },
+    ];
+
+    const results = {
+      bench: 'checkins',
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+      settings: {
+        checkIns,
+        days: DAYS,
+        pageSize: PAGE_SIZE,
+        rateLimitRps: Number(NO_RATE_LIMIT_RPS),
+        windowMs: HOUR_MS,
+      },
+      backfill: { ...b, rowsPerSecond, warehouseRows, windows: windows.length, ...omitValue(backfill) },
+      bareFetch: { ...bare.value, cpuSeconds: bareCpuSeconds, ...omitValue(bare) },
+      pipelineVsBare,
+      writer: { ...writer, writerVsCopy },
+      lookback,
+      figures,
+    };
+    await writeJson(RESULTS_PATH, results);
+
+    const cpu = (
+      label: string,
+      own: number,
+      phase: { simulatorCpuSeconds: number; postgresCpuSeconds: number | null },
+    ) =>
+      `  ${label}: own ${own.toFixed(1)} s, simulator ${phase.simulatorCpuSeconds.toFixed(1)} s, postgres ${phase.postgresCpuSeconds?.toFixed(1) ?? '?'} s (machine-wide)`;
+    process.stdout.write(
+      [
+        '',
+        `Check-in ingestion, ${checkIns.toLocaleString('en')} check-ins over ${DAYS} days, page_size ${PAGE_SIZE}, no rate limit`,
+        `(${cpus().length} cores; simulator and pipeline in separate child processes)`,
+        '',
+        formatTable(figures),
+        '',
+        `Requests: pipeline ${b.requests}, bare loop ${bare.value.requests}, over ${windows.length} windows.`,
+        'CPU seconds during each timed phase:',
+        cpu(`backfill (${seconds(b.elapsedMs)})`, b.cpuSeconds, backfill),
+        cpu(`bare fetch (${seconds(bare.value.elapsedMs)})`, bareCpuSeconds, bare),
+        `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${b.io.postgresCommits} explicit commits), ` +
+          `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands; the rest, ${seconds(b.elapsedMs - b.io.postgresMs - b.io.redisMs)}, is HTTP, parsing and JS.`,
+        `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,
+        `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod}.`,
+        `Phases: backfill ${seconds(b.elapsedMs)}, bare fetch ${seconds(bare.value.elapsedMs)}, writer-vs-COPY ${seconds(phaseMs.writer)}, look-back ${seconds(phaseMs.lookback)}.`,
+        `Look-back: ${lookback.passes} passes every ${lookback.passEveryMs / 1000} s over ${lookback.measuredMs / HOUR_MS} h simulated, ${lookback.arrivals} arrivals; ` +
+          `${lookback.probes} probes + ${lookback.repageRequests} re-page requests (forward paging: ${lookback.forwardRequests}); ` +
+          `windows in the 24 h look-back: ${lookback.windowsInLookbackAtStart} at hour 1, ${lookback.windowsInLookbackAtEnd} at hour 4, ~${lookback.steadyState.windowsInLookback.toFixed(0)} projected at hour 24.`,
+        `Results: ${RESULTS_PATH}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await closeRuntime?.();
+    await sim.close();
+    for (const database of databases) await database.drop();
+    await rm(csvPath, { force: true });
+  }
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1)} %`;
+}
+
+function omitValue<T extends { value: unknown }>(phase: T): Omit<T, 'value'> {
+  const { value: _value, ...rest } = phase;
+  return rest;
+}
+
+await main();

@@ -1,0 +1,71 @@
+import { Agent, request } from 'undici';
+import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
+
+// The floor the pipeline is compared with: the same requests over the same windows, keyset
+// paging exactly as pageToEnd does (bound moved to the oldest row + 1 ms, page 0 again), but
+// nothing beyond HTTP and JSON.parse: no record validation, no rate limiter, no database.
+
+export interface BareFetchOptions {
+  baseUrl: string;
+  apiKey: string;
+  userAgent: string;
+  pageSize: number;
+  windows: readonly Window[];
+}
+
+export interface BareFetchResult {
+  requests: number;
+  rows: number;
+  elapsedMs: number;
+}
+
+interface FeedPage {
+  check_ins: Array<{ created_at: string }>;
+  pagination: { next_page: number | null };
+}
+
+export async function bareFetchWindows(options: BareFetchOptions): Promise<BareFetchResult> {
+  // A keep-alive agent like the pipeline's transport, so both pay the same connection costs.
+  const agent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  const headers = {
+    'x-api-key': options.apiKey,
+    'user-agent': options.userAgent,
+    accept: 'application/json',
+  };
+  let requests = 0;
+  let rows = 0;
+  const started = performance.now();
+  try {
+    for (const window of options.windows) {
+      let before = window.end;
+      let page = 0;
+      for (;;) {
+        const url = new URL(`${options.baseUrl}/check_ins`);
+        url.searchParams.set('created_after', new Date(window.start).toISOString());
+        url.searchParams.set('created_before', new Date(before).toISOString());
+        url.searchParams.set('page', String(page));
+        url.searchParams.set('page_size', String(options.pageSize));
+        const response = await request(url, { headers, dispatcher: agent });
+        const text = await response.body.text();
+        if (response.statusCode !== 200)
+          throw new Error(`GET ${url.pathname} answered ${response.statusCode}`);
+        const body = JSON.parse(text) as FeedPage;
+        requests++;
+        const records = body.check_ins;
+        rows += records.length;
+        if (body.pagination.next_page === null || records.length === 0) break;
+        let oldest = Number.POSITIVE_INFINITY;
+        for (const record of records) oldest = Math.min(oldest, Date.parse(record.created_at));
+        const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
+        if (bound === null) page++;
+        else {
+          before = bound;
+          page = 0;
+        }
+      }
+    }
+    return { requests, rows, elapsedMs: performance.now() - started };
+  } finally {
+    await agent.close();
+  }
+}

@@ -1,0 +1,129 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { chmod } from 'node:fs/promises';
+import { sql, type Kysely } from 'kysely';
+import type { PartnerApi } from '../../src/api/partner-api.js';
+import type { CheckIn } from '../../src/api/records/index.js';
+import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
+import { upsertCheckInPage } from '../../src/warehouse/check-ins.js';
+import type { DB } from '../../src/warehouse/schema.js';
+
+// The writer against Postgres's own floor. The same pages the pipeline reads (same windows,
+// same keyset paging, real parsed records) are upserted with upsertCheckInPage, one statement
+// and one commit per page as in the pipeline, into the empty rewards.check_ins of a fresh
+// database; only those calls are timed. The same rows (deduplicated: ties at page edges come
+// twice) go to a CSV file that the server then loads with one `COPY ... FROM '<file>'` into an
+// identical empty table (`LIKE ... INCLUDING ALL`: same columns, keys and indexes).
+
+export interface WriterVsCopyResult {
+  pages: number;
+  rows: number;
+  writerMs: number;
+  copyMs: number;
+  copyMethod: string;
+}
+
+const COLUMNS =
+  'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at';
+
+function csvLine(checkIn: CheckIn, seenAt: string): string {
+  // Unquoted empty field = NULL in CSV format; every other value here is free of commas and quotes.
+  const ended = checkIn.endedAt?.toISOString() ?? '';
+  const flag = checkIn.svcPayEnabled ? 't' : 'f';
+  return `${checkIn.id},${checkIn.locationId},${checkIn.restaurantId},${flag},${checkIn.createdAt.toISOString()},${ended},${seenAt},${seenAt}\n`;
+}
+
+async function* windowPages(api: PartnerApi, window: Window, pageSize: number): AsyncGenerator<CheckIn[]> {
+  let before = window.end;
+  let page = 0;
+  for (;;) {
+    const stream = api.checkInPages({
+      createdAfter: new Date(window.start),
+      createdBefore: new Date(before),
+      startPage: page,
+      pageSize,
+    });
+    const iterator = stream[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    await iterator.return?.();
+    if (first.done === true) return;
+    const result = first.value;
+    yield result.records;
+    if (result.pagination.nextPage === null || result.records.length + result.rejections.length === 0) return;
+    const oldest = result.records.reduce(
+      (min, r) => Math.min(min, r.createdAt.getTime()),
+      Number.POSITIVE_INFINITY,
+    );
+    const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
+    if (bound === null) page++;
+    else {
+      before = bound;
+      page = 0;
+    }
+  }
+}
+
+export async function compareWriterWithCopy(options: {
+  api: PartnerApi;
+  /** A fresh, migrated database: its rewards.check_ins must be empty. */
+  db: Kysely<DB>;
+  windows: readonly Window[];
+  pageSize: number;
+  csvPath: string;
+}): Promise<WriterVsCopyResult> {
+  const { api, db } = options;
+  const file = createWriteStream(options.csvPath);
+  const seen = new Set<string>();
+  let pages = 0;
+  let writerMs = 0;
+  await sql`checkpoint`.execute(db);
+  for (const window of options.windows) {
+    for await (const records of windowPages(api, window, options.pageSize)) {
+      const seenAt = new Date();
+      const started = performance.now();
+      await upsertCheckInPage(db, records, seenAt);
+      writerMs += performance.now() - started;
+      pages++;
+      const stamp = seenAt.toISOString();
+      let chunk = '';
+      for (const record of records) {
+        if (seen.has(record.id)) continue;
+        seen.add(record.id);
+        chunk += csvLine(record, stamp);
+      }
+      if (!file.write(chunk)) await once(file, 'drain');
+    }
+  }
+  file.end();
+  await once(file, 'finish');
+  // The server reads the file as its own OS user.
+  await chmod(options.csvPath, 0o644);
+
+  await sql`create table rewards.check_ins_copy (like rewards.check_ins including all)`.execute(db);
+  await sql`checkpoint`.execute(db);
+  const started = performance.now();
+  await sql
+    .raw(
+      `copy rewards.check_ins_copy (${COLUMNS}) from '${options.csvPath.replaceAll("'", "''")}' with (format csv)`,
+    )
+    .execute(db);
+  const copyMs = performance.now() - started;
+
+  const counts = await sql<{ written: string; copied: string }>`
+    select (select count(*) from rewards.check_ins) as written, (select count(*) from rewards.check_ins_copy) as copied`.execute(
+    db,
+  );
+  const row = counts.rows[0];
+  if (row === undefined || Number(row.written) !== seen.size || Number(row.copied) !== seen.size) {
+    throw new Error(
+      `writer and COPY disagree: ${row?.written} upserted, ${row?.copied} copied, ${seen.size} distinct rows`,
+    );
+  }
+  return {
+    pages,
+    rows: seen.size,
+    writerMs,
+    copyMs,
+    copyMethod: 'server-side COPY FROM file (CSV in /tmp), one statement',
+  };
+}
