@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { planCheckinWindows, recheckLookback, updateWatermark } from '../src/streams/checkins.js';
+import { countLocations } from '../src/warehouse/locations.js';
 import { dueWindows } from '../src/warehouse/sync-windows.js';
 import { defineJob } from './job.js';
 import { QUEUES } from './queues.js';
 import { enqueueWindows } from './checkins-window.js';
+import { enqueueCatchUp } from './stream-pass.js';
 
 /** Plans new check-in windows up to now − CHECKINS_SAFETY_LAG, runs the look-back, and hands every
  * due window to the window queue. What is due is read from sync_windows, so a missed tick loses
@@ -20,6 +22,16 @@ export const checkinsPlanJob = defineJob({
     const due = await dueWindows(deps.db, deps.clock.now());
     const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
     const watermark = await updateWatermark(deps);
-    return { planned: plan.planned, ...lookback, enqueued, watermark };
+    // The feed brings new locations; their reduced form and open hours should not wait for the
+    // daily locations tick.
+    const { neverRefreshed } = await countLocations(deps.db);
+    if (neverRefreshed > 0) await enqueueCatchUp(context.queue(QUEUES.streams), 'locations');
+    return {
+      planned: plan.planned,
+      ...lookback,
+      enqueued,
+      watermark,
+      locationsNeverRefreshed: neverRefreshed,
+    };
   },
 });

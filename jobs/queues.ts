@@ -11,3 +11,10 @@ export const QUEUES = {
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 export const ALL_QUEUES: QueueName[] = Object.values(QUEUES);
+
+/** Failed jobs are kept for inspection, within bounds; completed ones an hour (which also lets a
+ * fixed job id, such as a catch-up pass, run at most once an hour). */
+export const JOB_RETENTION = {
+  removeOnComplete: { age: 3_600, count: 1_000 },
+  removeOnFail: { age: 7 * 86_400, count: 5_000 },
+} as const;

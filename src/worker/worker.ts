@@ -1,18 +1,12 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JOBS, QUEUE_CONCURRENCY } from '../../jobs/registry.js';
-import { ALL_QUEUES, type QueueName } from '../../jobs/queues.js';
+import { ALL_QUEUES, JOB_RETENTION, type QueueName } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/job.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
-
-/** Failed jobs are kept for inspection, within bounds; completed ones only briefly. */
-export const JOB_RETENTION = {
-  removeOnComplete: { age: 3_600, count: 1_000 },
-  removeOnFail: { age: 7 * 86_400, count: 5_000 },
-} as const;
 
 const SCHEDULE_CHECK_MS = 30_000;
 
