@@ -6,30 +6,11 @@ import type { DB, LocationsTable } from './schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-/** The columns that describe a location (bookkeeping columns excluded). */
-export interface LocationColumns {
-  restaurant_id: string | null;
-  neighborhood_id: string | null;
-  name: string | null;
-  slug: string | null;
-  street: string | null;
-  street2: string | null;
-  city: string | null;
-  state: string | null;
-  zipcode: string | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  phone_number: string | null;
-  time_zone: string | null;
-  payments_enabled: boolean | null;
-  is_club: boolean | null;
-  reservation_url: string | null;
-  reservations_enabled: boolean | null;
-  google_place_id: string | null;
-  created_at: Date | null;
-  updated_at: Date | null;
-}
+/** The columns that describe a location (bookkeeping columns excluded), as the schema types them. */
+export type LocationColumns = Omit<
+  Selectable<LocationsTable>,
+  'id' | 'raw' | 'content_hash' | 'first_seen_at' | 'last_seen_at' | 'last_refreshed_at' | 'deleted_at'
+>;
 
 const EMPTY_COLUMNS: LocationColumns = {
   restaurant_id: null,
