@@ -30,7 +30,7 @@ parts = [
 ]
 readme = '\n'.join(part.rstrip() + '\n' for part in parts if part)
 if len(sys.argv) > 1:
-    demo = Path(sys.argv[1]).read_text().rstrip()
+    demo = Path(sys.argv[1]).read_text().strip()
     readme = readme.replace('<!-- demo-output -->', demo)
 Path('README.md').write_text(readme)
 subprocess.run(['npx', 'prettier', '--write', 'README.md'], check=True, capture_output=True)

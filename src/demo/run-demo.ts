@@ -176,7 +176,11 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
 
 function describe(result: PassResult): string {
   if (!('runId' in result)) return `${result.status}: ${result.reason}`;
-  return `${result.status}, ${result.rows.toLocaleString('en-US')} rows, ${(result.requests ?? 0).toLocaleString('en-US')} requests`;
+  return `${result.status}, ${plural(result.rows, 'row')}, ${plural(result.requests ?? 0, 'request')}`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function withDatabase(url: string, name: string): string {
