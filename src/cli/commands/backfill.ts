@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
+import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { parseInstant } from '../parse-instant.js';
@@ -25,6 +26,12 @@ export function backfillCommand(context: CliContext): Command {
       requireApiKey(config);
       const logger = context.logger();
       const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl backfill' });
+      try {
+        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
+      } catch (error) {
+        await runtime.close();
+        throw error;
+      }
       const queues = createQueues(config, runtime.redis);
       const windowQueue = queues.get(QUEUES.checkinsWindow);
       try {

@@ -3,6 +3,7 @@ import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
 import { STREAM_NAMES, isStreamName, type StreamName } from '../../streams/stream.js';
 import type { PassResult } from '../../streams/passes.js';
 import type { CliContext } from '../context.js';
+import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 
@@ -28,6 +29,12 @@ export function runCommand(context: CliContext): Command {
       }
       const logger = context.logger();
       const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl run' });
+      try {
+        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
+      } catch (error) {
+        await runtime.close();
+        throw error;
+      }
       const controller = new AbortController();
       const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
       let failed = 0;

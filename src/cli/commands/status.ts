@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { requireMigratedWarehouse } from '../warehouse-ready.js';
 
 export function statusCommand(context: CliContext): Command {
   return new Command('status')
@@ -20,6 +21,12 @@ export function statusCommand(context: CliContext): Command {
         maxConnections: 4,
         applicationName: 'rewards-etl status',
       });
+      try {
+        await requireMigratedWarehouse(db, config.databaseUrl.reveal());
+      } catch (error) {
+        await db.destroy();
+        throw error;
+      }
       // A one-shot reader: give up on Redis quickly instead of waiting for it to come back.
       const redis = new Redis(config.redisUrl.reveal(), {
         lazyConnect: true,

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
+import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { parseInstant } from '../parse-instant.js';
 
@@ -42,6 +43,12 @@ export function verifyCommand(context: CliContext): Command {
         logger: context.logger(),
         applicationName: 'rewards-etl verify',
       });
+      try {
+        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
+      } catch (error) {
+        await runtime.close();
+        throw error;
+      }
       try {
         const { db, api, clock } = runtime.deps;
         const windows = await windowsInRange(db, range, ['complete']);

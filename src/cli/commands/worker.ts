@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
+import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { onInterrupt } from '../interrupt.js';
 
 export function workerCommand(context: CliContext): Command {
@@ -19,6 +20,13 @@ export function workerCommand(context: CliContext): Command {
       requireApiBaseUrl(config);
       requireApiKey(config);
       const logger = context.logger();
+      const { createDatabase } = await import('../../warehouse/database.js');
+      const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
+      try {
+        await requireMigratedWarehouse(probe, config.databaseUrl.reveal());
+      } finally {
+        await probe.destroy();
+      }
       const worker = await startWorker({ config, logger });
       const { startHttpServer } = await import('../../http/server.js');
       const http = await startHttpServer({

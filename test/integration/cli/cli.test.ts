@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createTestDatabase, freshDatabaseUrl, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -77,6 +77,16 @@ describe('rewards-etl command line', () => {
       (await cli(['run', 'bogus'], { SVC_API_BASE_URL: 'http://127.0.0.1:9/v1', SVC_API_KEY: 'k' })).code,
     ).toBe(2);
     expect((await cli(['no-such-command'], {})).code).toBe(2);
+    const unmigrated = freshDatabaseUrl('cli_unmigrated');
+    for (const command of [['run', 'checkins'], ['status'], ['verify']]) {
+      const ran = await cli(command, {
+        DATABASE_URL: unmigrated.url,
+        SVC_API_BASE_URL: 'http://127.0.0.1:9/v1',
+        SVC_API_KEY: 'k',
+      });
+      expect(ran.code, command.join(' ')).toBe(1);
+      expect(ran.stderr, command.join(' ')).toContain('run `rewards-etl migrate` first');
+    }
     const missing = await cli(['run', 'checkins'], {});
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('SVC_API_BASE_URL');

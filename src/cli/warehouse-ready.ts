@@ -1,0 +1,32 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../warehouse/schema.js';
+import { CliExit, ExitCode } from './exit-codes.js';
+
+const MISSING_DATABASE = '3D000';
+
+/**
+ * Stops a command early, with the fix in the message, when the warehouse is not there yet:
+ * otherwise the first query fails with a bare `relation "rewards.…" does not exist`.
+ */
+export async function requireMigratedWarehouse(db: Kysely<DB>, databaseUrl: string): Promise<void> {
+  const { migrationsCurrent } = await import('../warehouse/migrate.js');
+  const name = new URL(databaseUrl).pathname.slice(1);
+  let current: boolean;
+  try {
+    current = await migrationsCurrent(db);
+  } catch (error) {
+    if ((error as { code?: string }).code === MISSING_DATABASE) {
+      throw new CliExit(
+        ExitCode.failed,
+        `database "${name}" does not exist yet: run \`rewards-etl migrate\` first`,
+      );
+    }
+    throw error;
+  }
+  if (!current) {
+    throw new CliExit(
+      ExitCode.failed,
+      `the warehouse in database "${name}" is not migrated (or has pending migrations): run \`rewards-etl migrate\` first`,
+    );
+  }
+}
