@@ -131,6 +131,7 @@ export async function writeLocations(
 ): Promise<WriteLocationsResult> {
   const byId = new Map(locations.map((location) => [location.id, location]));
   if (byId.size === 0) return { written: 0, newVersions: 0 };
+  await lockEmbeddedWriters(trx);
   const ids = [...byId.keys()].sort();
   const existingRows = await trx
     .selectFrom('rewards.locations')
@@ -194,12 +195,24 @@ export async function writeLocations(
  * The check-in stream calls this with each feed page: full-form locations, their neighborhoods,
  * and their restaurants where no restaurant row exists yet (never overwriting a richer row).
  */
+/**
+ * Every page of the feed embeds mostly the same locations, restaurants and neighborhoods, so
+ * concurrent page transactions (several workers) write the same rows across several tables;
+ * orderings that differ somewhere (history, neighborhoods, restaurants) deadlock. One
+ * transaction-scoped advisory lock makes those writers take turns for this short step; it is
+ * released at commit, and a transaction may take it again.
+ */
+async function lockEmbeddedWriters(trx: Transaction<DB>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended('rewards-etl:embedded-locations', 0))`.execute(trx);
+}
+
 export async function upsertEmbeddedLocations(
   trx: Transaction<DB>,
   locations: readonly Location[],
   seenAt: Date,
 ): Promise<WriteLocationsResult> {
   if (locations.length === 0) return { written: 0, newVersions: 0 };
+  await lockEmbeddedWriters(trx);
   await insertEmbeddedRestaurants(
     trx,
     locations.map((location) => location.restaurant),

@@ -114,7 +114,9 @@ export async function insertEmbeddedRestaurants(
   restaurants: readonly Restaurant[],
   seenAt: Date,
 ): Promise<void> {
-  const unique = lastById(restaurants);
+  // In id order, like every other writer of these rows: two pages inserting the same new
+  // restaurants in different orders would deadlock on the primary key.
+  const unique = lastById(restaurants).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const chunk of statementChunks(unique, 15)) {
     await db
       .insertInto('rewards.restaurants')
