@@ -1,3 +1,4 @@
+import { exponentialBackoffMs } from '../sync/backoff.js';
 /** How hard we try to deliver one alert. Pure. */
 export interface AlertDeliveryPolicy {
   /** Delay after the first failed attempt; doubles per attempt. */
@@ -32,8 +33,7 @@ export function retryDelayMs(
   attempts: number,
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): number {
-  const exponent = Math.min(Math.max(0, attempts - 1), 40);
-  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+  return exponentialBackoffMs(attempts, policy.baseDelayMs, policy.maxDelayMs);
 }
 
 /** After a failed attempt: retry at a time, or give up. */

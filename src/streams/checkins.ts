@@ -1,8 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import type { CheckIn } from '../api/records/index.js';
+import { exponentialBackoffMs } from '../sync/backoff.js';
 import {
   advanceWatermark,
+  lookbackWindows,
   mergeableCells,
   nextKeysetBound,
   planWindows,
@@ -187,7 +189,7 @@ async function relaxCommitDurability(trx: Transaction<DB>): Promise<void> {
 
 /** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
 export function retryDelayMs(attempts: number): number {
-  return Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+  return exponentialBackoffMs(attempts, 30_000, 3_600_000);
 }
 
 async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWindow): Promise<WindowOutcome> {
@@ -336,13 +338,19 @@ async function pageToEnd(
 export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: number; repaged: number }> {
   const { db, api, clock, config, signal } = deps;
   const now = clock.now();
-  const since = new Date(now.getTime() - config.checkins.lookbackMs);
-  const checkedBefore = now.getTime() - config.checkins.lookbackEveryMs;
-  const candidates = (await windowsInRange(db, {}, ['complete'])).filter(
-    (row) =>
-      row.window_end > since &&
-      (row.last_checked_at === null || row.last_checked_at.getTime() <= checkedBefore),
-  );
+  // Windows never exceed CHECKINS_WINDOW, so none ending inside the look-back starts earlier than this.
+  const from = new Date(now.getTime() - config.checkins.lookbackMs - config.checkins.windowMs);
+  const complete = (await windowsInRange(db, { from }, ['complete'])).map((row) => ({
+    ...windowOf(row),
+    lastCheckedAt: row.last_checked_at?.getTime() ?? null,
+    row,
+  }));
+  const candidates = lookbackWindows(
+    complete,
+    now.getTime(),
+    config.checkins.lookbackMs,
+    config.checkins.lookbackEveryMs,
+  ).map((candidate) => candidate.row);
   let probes = 0;
   let repaged = 0;
   for (const row of candidates) {

@@ -77,18 +77,22 @@ export function windowKey(window: Window): string {
 }
 
 /**
- * Windows of the trailing look-back period to re-check on this pass: the grid windows that
- * overlap [now − lookback, frontier). Re-checking costs one count probe each; a window whose
- * count moved, or that still holds ongoing visits, is re-paged by the caller.
+ * The complete windows to re-check on this pass: those overlapping the trailing look-back
+ * [now − lookback, …) that have not been checked for `everyMs`. Re-checking costs one count
+ * probe each; a window whose count moved, or that still holds ongoing visits, is re-paged by the
+ * caller.
  */
-export function lookbackWindows(
-  completeWindows: readonly Window[],
+export function lookbackWindows<T extends Window & { lastCheckedAt: number | null }>(
+  complete: readonly T[],
   now: number,
   lookbackMs: number,
-  frontier: number,
-): Window[] {
+  everyMs: number,
+): T[] {
   const since = now - lookbackMs;
-  return completeWindows.filter((window) => window.end > since && window.start < frontier);
+  return complete.filter(
+    (window) =>
+      window.end > since && (window.lastCheckedAt === null || window.lastCheckedAt <= now - everyMs),
+  );
 }
 
 /**

@@ -153,10 +153,14 @@ describe('advanceWatermark', () => {
 });
 
 describe('look-back and keyset paging', () => {
-  it('re-checks complete windows that overlap the look-back period', () => {
-    const windows = planWindows(0, 10 * HOUR, HOUR);
-    const picked = lookbackWindows(windows, 10 * HOUR, 3 * HOUR, 10 * HOUR);
-    expect(picked.map((x) => x.start / HOUR)).toEqual([7, 8, 9]);
+  it('re-checks complete windows that overlap the look-back period and are due for a check', () => {
+    const windows = planWindows(0, 10 * HOUR, HOUR).map((w, i) => ({
+      ...w,
+      // Window 8 was checked a minute ago; the others long ago or never.
+      lastCheckedAt: i === 8 ? 10 * HOUR - 60_000 : i % 2 === 0 ? null : 0,
+    }));
+    const picked = lookbackWindows(windows, 10 * HOUR, 3 * HOUR, 15 * 60_000);
+    expect(picked.map((x) => x.start / HOUR)).toEqual([7, 9]);
   });
 
   it('the keyset bound moves below the oldest row seen, keeping ties, and reports no progress', () => {
