@@ -32,7 +32,7 @@ import { startSimulatorProcess, type SimulatorProcess } from './lib/simulator-pr
 import { compareWriterWithCopy } from './lib/writer-vs-copy.js';
 
 const DAYS = 30;
-const PAGE_SIZE = 500; // the simulator's page_size maximum (src/simulator/DECISIONS.md)
+const PAGE_SIZE = 500; // the simulator's page_size maximum (docs/simulator.md)
 const NO_RATE_LIMIT_RPS = '1000000';
 const BUDGET_RPS = 10;
 const HOUR_MS = 3_600_000;

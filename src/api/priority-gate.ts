@@ -2,7 +2,7 @@ import Bottleneck from 'bottleneck';
 
 // In-process ordering of who asks the shared limiter next: one acquisition at a time per process,
 // highest priority first, FIFO within a priority. Bottleneck's local mode does exactly this (its
-// Redis mode is what is broken on Redis 7; see RATE-LIMIT.md). Cancellation: a waiting caller is
+// Redis mode is what is broken on Redis 7; see docs/rate-limit.md). Cancellation: a waiting caller is
 // released at once by its signal, and its queued job throws without claiming a slot when its turn comes.
 
 export type RequestPriority = 'high' | 'normal' | 'low';

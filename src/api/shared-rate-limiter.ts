@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { PriorityGate, type RequestPriority } from './priority-gate.js';
 
-// One request budget for every process on one Redis (see RATE-LIMIT.md). Time is cut into slots
+// One request budget for every process on one Redis (see docs/rate-limit.md). Time is cut into slots
 // of 1000/rps ms aligned to the clock; a request may start only inside a slot it claimed, and
 // rate-limiter-flexible's atomic consume (1 point per slot key) makes each claim exclusive across
 // processes. Requests are therefore spaced, never bunched at a window edge: three processes at full

@@ -58,7 +58,7 @@ interface Fetch {
  * One pass over payment intents: a list sweep (newest first) that discovers new intents and re-reads
  * the status of every intent it passes, then by-id fetches of the full form for what changed, for
  * due open intents the sweep did not reach, and for rows only the list form has written. All within
- * `config.intents.pollShare` of the shared rate limit; see src/alerts/INTENTS.md for the cost model.
+ * `config.intents.pollShare` of the shared rate limit; see docs/payment-intents.md for the cost model.
  */
 export async function runPaymentIntentsPass(
   deps: StreamDeps<PartnerApi>,

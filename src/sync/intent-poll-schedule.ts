@@ -1,6 +1,6 @@
 /**
  * When to look at an open payment intent again, and how to spend a pass's request budget between
- * list sweeps and per-id polls. Pure: no clock, no I/O. The cost model is in src/alerts/INTENTS.md.
+ * list sweeps and per-id polls. Pure: no clock, no I/O. The cost model is in docs/payment-intents.md.
  */
 
 export interface PollSchedulePolicy {

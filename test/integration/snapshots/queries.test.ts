@@ -5,8 +5,8 @@ import { runChallengesPass } from '../../../src/streams/challenges.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
 import { startHarness, type SnapshotHarness } from './harness.js';
 
-// The example queries of src/streams/SNAPSHOTS.md, run as written there.
-const doc = readFileSync(new URL('../../../src/streams/SNAPSHOTS.md', import.meta.url), 'utf8');
+// The example queries of docs/snapshots.md, run as written there.
+const doc = readFileSync(new URL('../../../docs/snapshots.md', import.meta.url), 'utf8');
 const [stateAtQuery, endedLastWeekQuery] = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 
 let h: SnapshotHarness;
@@ -27,7 +27,7 @@ function mondayUtc(d: Date): Date {
   return new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * 86_400_000);
 }
 
-describe('SNAPSHOTS.md queries', () => {
+describe('docs/snapshots.md queries', () => {
   it('the document has both queries', () => {
     expect(stateAtQuery).toContain('restaurants_history');
     expect(endedLastWeekQuery).toContain('end_time');
