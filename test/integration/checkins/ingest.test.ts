@@ -242,9 +242,13 @@ describe('check-in feed ingestion', () => {
   });
 
   it('the tail windows that frequent planning leaves merge into one grid window once complete', async () => {
-    const clock = fixedClock(new Date());
-    const deps = { ...h.deps, clock };
     const cellMs = 6 * HOUR;
+    // Start well inside a cell: right after a cell boundary the ticks below would cross it and
+    // leave a single window (CI once ran this at 00:00:36).
+    const now = Date.now();
+    const intoCell = now % cellMs;
+    const clock = fixedClock(new Date(intoCell < 15 * 60_000 ? now - intoCell + 15 * 60_000 : now));
+    const deps = { ...h.deps, clock };
     const cellEnd = Math.ceil((clock.now().getTime() - 2 * 60_000) / cellMs) * cellMs;
     // A few planner ticks a minute apart inside the current cell, then past its end.
     for (let tick = 0; tick < 3; tick++) {
