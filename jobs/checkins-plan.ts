@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { planCheckinWindows, recheckLookback, updateWatermark } from '../src/streams/checkins.js';
+import { STREAMS } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
 import { dueWindows } from '../src/warehouse/sync-windows.js';
 import { defineJob } from './job.js';
@@ -14,7 +15,7 @@ export const checkinsPlanJob = defineJob({
   name: 'checkins-plan',
   queue: QUEUES.checkinsPlan,
   payload: z.object({}),
-  schedules: (config) => [{ id: 'checkins-plan', everyMs: config.schedules.checkinsMs, data: {} }],
+  schedules: (config) => [{ id: 'checkins-plan', everyMs: STREAMS.checkins.everyMs(config), data: {} }],
   async process(context) {
     const { deps } = context;
     const plan = await planCheckinWindows(deps);

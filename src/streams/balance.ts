@@ -1,11 +1,12 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import { insertBalanceSnapshot } from '../warehouse/balance.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
+import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 export { currentAppWalletId } from '../warehouse/balance.js';
 
-const STREAM = 'balance';
+const STREAM = 'balance' satisfies StreamName;
 
 /** `GET /balance` -> one balance_snapshots row, amounts exact. API errors are thrown (the job retries). */
 export async function runBalancePass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {

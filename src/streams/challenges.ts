@@ -15,9 +15,10 @@ import {
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
 import { isPassInterruption, loadDeletionBaseline, usableRejectionId } from './restaurants.js';
+import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
-const STREAM = 'challenges';
+const STREAM = 'challenges' satisfies StreamName;
 /** Consecutive restaurants whose paging failed after which the pass stops: the API is down. */
 const MAX_CONSECUTIVE_FAILURES = 3;
 

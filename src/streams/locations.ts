@@ -10,9 +10,10 @@ import {
 } from '../warehouse/locations.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { isPassInterruption } from './restaurants.js';
+import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
-const STREAM = 'locations';
+const STREAM = 'locations' satisfies StreamName;
 
 /** Requests one location refresh costs: the location and its open hours. */
 const REQUESTS_PER_LOCATION = 2;

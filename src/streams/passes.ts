@@ -1,26 +1,7 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import { finishSyncRun, startSyncRun, withAdvisoryLock } from '../warehouse/sync-runs.js';
-import { runAlertsPass } from './alerts.js';
-import { runBalancePass } from './balance.js';
-import { runChallengesPass } from './challenges.js';
-import { runCheckinsPass } from './checkins.js';
-import { runLocationsPass } from './locations.js';
-import { runPaymentIntentsPass } from './payment-intents.js';
-import { runRestaurantsPass } from './restaurants.js';
-import type { PassOutcome, StreamDeps, StreamName } from './stream.js';
-
-type Pass = (deps: StreamDeps<PartnerApi>) => Promise<PassOutcome>;
-
-/** Every stream's one full pass. */
-export const STREAM_PASSES: Record<StreamName, Pass> = {
-  restaurants: runRestaurantsPass,
-  checkins: runCheckinsPass,
-  locations: (deps) => runLocationsPass(deps),
-  challenges: runChallengesPass,
-  balance: runBalancePass,
-  payment_intents: (deps) => runPaymentIntentsPass(deps),
-  alerts: (deps) => runAlertsPass(deps),
-};
+import { STREAMS, type StreamName } from './registry.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
 
 export type PassResult =
   | (PassOutcome & { stream: StreamName; runId: string })
@@ -34,10 +15,11 @@ export type PassResult =
 export async function runStreamPass(deps: StreamDeps<PartnerApi>, stream: StreamName): Promise<PassResult> {
   const { db, clock, logger, metrics } = deps;
   const log = logger.child({ stream });
+  const pass = await STREAMS[stream].loadPass();
   const locked = await withAdvisoryLock(db, `stream:${stream}`, async () => {
     const runId = await startSyncRun(db, stream, clock.now());
     try {
-      const outcome = await STREAM_PASSES[stream]({ ...deps, logger: log });
+      const outcome = await pass({ ...deps, logger: log });
       await finishSyncRun(db, runId, { ...outcome, finishedAt: clock.now() });
       metrics.passes.inc({ stream, status: outcome.status });
       log.info(

@@ -19,9 +19,10 @@ import {
 } from '../warehouse/restaurants.js';
 import type { DB } from '../warehouse/schema.js';
 import { lastFinishedRun } from '../warehouse/sync-runs.js';
+import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
-const STREAM = 'restaurants';
+const STREAM = 'restaurants' satisfies StreamName;
 
 /**
  * The baseline a snapshot's seen count is compared with: the last succeeded pass (from

@@ -6,21 +6,8 @@ import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
 
-/** The streams of CONTRACT.md, in the order `run all` takes them. */
-export const STREAM_NAMES = [
-  'restaurants',
-  'checkins',
-  'locations',
-  'challenges',
-  'balance',
-  'payment_intents',
-  'alerts',
-] as const;
-export type StreamName = (typeof STREAM_NAMES)[number];
-
-export function isStreamName(name: string): name is StreamName {
-  return (STREAM_NAMES as readonly string[]).includes(name);
-}
+// Stream names live in the registry; re-exported for the modules that only need the name type.
+export { STREAM_NAMES, isStreamName, type StreamName } from './registry.js';
 
 /** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
 export interface StreamDeps<Api> {

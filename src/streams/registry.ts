@@ -1,0 +1,137 @@
+import type { PartnerApi } from '../api/partner-api.js';
+import type { Config } from '../config.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+/** One full pass of a stream. */
+export type Pass = (deps: StreamDeps<PartnerApi>) => Promise<PassOutcome>;
+
+/** A pass worth running right after another one, and what in the first pass's outcome calls for it. */
+export interface FollowUp<Name extends string> {
+  stream: Name;
+  when(outcome: PassOutcome): boolean;
+}
+
+/**
+ * Everything the service knows about a stream, in one place. Its name is its key in STREAMS; the
+ * job queue, `run`, `status` and the worker's schedules are all computed from these records.
+ */
+export interface StreamDefinition<Name extends string = string> {
+  /**
+   * The pass itself, loaded on first use: the CLI reads this registry for names and schedules
+   * without loading the database and API layers a pass needs.
+   */
+  loadPass(): Promise<Pass>;
+  /** How often the worker runs the stream (status shows it as the stream's interval). */
+  everyMs(config: Config): number;
+  /**
+   * Who schedules it in the worker: `stream-pass`, one Job Scheduler running the whole pass; or
+   * `own-job`, a job of its own (the check-in planner, which enqueues windows).
+   */
+  scheduledBy: 'stream-pass' | 'own-job';
+  /** Reads with the OAuth user token: skipped (worker, `run all`) or refused (`run <stream>`) without OAuth. */
+  needsOAuth: boolean;
+  /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
+  followUps: ReadonlyArray<FollowUp<Name>>;
+}
+
+/** Types the registry so that a follow-up can only name a stream of the registry. */
+function defineStreams<Name extends string>(
+  streams: Record<Name, StreamDefinition<NoInfer<Name>>>,
+): Record<Name, StreamDefinition<Name>> {
+  return streams;
+}
+
+/** The streams of docs/contract.md, in the order `run all` takes them. Adding a stream is one entry. */
+export const STREAMS = defineStreams({
+  restaurants: {
+    loadPass: async () => (await import('./restaurants.js')).runRestaurantsPass,
+    everyMs: (config) => config.schedules.restaurantsMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: false,
+    // New restaurants have challenges to read: do not leave them for the next hourly tick.
+    followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
+  },
+  checkins: {
+    loadPass: async () => (await import('./checkins.js')).runCheckinsPass,
+    everyMs: (config) => config.schedules.checkinsMs,
+    scheduledBy: 'own-job',
+    needsOAuth: false,
+    followUps: [],
+  },
+  locations: {
+    loadPass: async () => {
+      const { runLocationsPass } = await import('./locations.js');
+      return (deps) => runLocationsPass(deps);
+    },
+    everyMs: (config) => config.schedules.locationsMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: false,
+    followUps: [],
+  },
+  challenges: {
+    loadPass: async () => (await import('./challenges.js')).runChallengesPass,
+    everyMs: (config) => config.schedules.challengesMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: false,
+    followUps: [],
+  },
+  balance: {
+    loadPass: async () => (await import('./balance.js')).runBalancePass,
+    everyMs: (config) => config.schedules.balanceMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: false,
+    followUps: [],
+  },
+  payment_intents: {
+    loadPass: async () => {
+      const { runPaymentIntentsPass } = await import('./payment-intents.js');
+      return (deps) => runPaymentIntentsPass(deps);
+    },
+    everyMs: (config) => config.schedules.paymentIntentsMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: true,
+    followUps: [],
+  },
+  alerts: {
+    loadPass: async () => {
+      const { runAlertsPass } = await import('./alerts.js');
+      return (deps) => runAlertsPass(deps);
+    },
+    everyMs: (config) => config.schedules.alertsMs,
+    scheduledBy: 'stream-pass',
+    needsOAuth: false,
+    followUps: [],
+  },
+});
+
+export type StreamName = keyof typeof STREAMS;
+
+export const STREAM_NAMES = Object.keys(STREAMS) as [StreamName, ...StreamName[]];
+
+export function isStreamName(name: string): name is StreamName {
+  return Object.hasOwn(STREAMS, name);
+}
+
+/** Whether the configuration lets this stream run at all (an OAuth stream needs OAuth). */
+export function streamEnabled(config: Pick<Config, 'oauth'>, stream: StreamName): boolean {
+  return !STREAMS[stream].needsOAuth || config.oauth !== undefined;
+}
+
+/** The streams the worker runs as one `stream-pass` job each, with their intervals. */
+export function scheduledPasses(config: Config): Array<{ stream: StreamName; everyMs: number }> {
+  return STREAM_NAMES.filter(
+    (stream) => STREAMS[stream].scheduledBy === 'stream-pass' && streamEnabled(config, stream),
+  ).map((stream) => ({ stream, everyMs: STREAMS[stream].everyMs(config) }));
+}
+
+/** The passes to run right after this pass's outcome (those the configuration lets run). */
+export function followUpsOf(
+  config: Pick<Config, 'oauth'>,
+  stream: StreamName,
+  outcome: PassOutcome,
+): StreamName[] {
+  const followUps: ReadonlyArray<FollowUp<StreamName>> = STREAMS[stream].followUps;
+  return followUps
+    .filter((followUp) => followUp.when(outcome) && streamEnabled(config, followUp.stream))
+    .map((followUp) => followUp.stream);
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { expandStreams } from '../../../src/cli/commands/run.js';
+import { loadConfig } from '../../../src/config.js';
+import {
+  STREAMS,
+  STREAM_NAMES,
+  followUpsOf,
+  isStreamName,
+  scheduledPasses,
+  streamEnabled,
+} from '../../../src/streams/registry.js';
+import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
+import { streamPassJob } from '../../../jobs/stream-pass.js';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
+const withOAuth = loadConfig({
+  SVC_API_BASE_URL: 'https://api.example.test/v1',
+  SVC_OAUTH_CLIENT_ID: '6f1c1c1e-0000-4000-8000-000000000001',
+  SVC_OAUTH_CLIENT_SECRET: 'client-secret-value-1234567890',
+  TOKEN_ENCRYPTION_KEY: KEY,
+  PAYMENT_INTENTS_EVERY: '3m',
+});
+
+describe('the stream registry', () => {
+  it('names the streams in the order `run all` takes them', () => {
+    expect(STREAM_NAMES).toEqual([
+      'restaurants',
+      'checkins',
+      'locations',
+      'challenges',
+      'balance',
+      'payment_intents',
+      'alerts',
+    ]);
+    expect(expandStreams(['all'])).toEqual(STREAM_NAMES);
+    expect(isStreamName('checkins')).toBe(true);
+    expect(isStreamName('toString')).toBe(false);
+  });
+
+  it('every stream has a pass to load', async () => {
+    for (const stream of STREAM_NAMES) {
+      expect(typeof (await STREAMS[stream].loadPass())).toBe('function');
+    }
+  });
+
+  it('an OAuth stream is enabled only with OAuth configured', () => {
+    expect(STREAM_NAMES.filter((stream) => !streamEnabled(withoutOAuth, stream))).toEqual([
+      'payment_intents',
+    ]);
+    expect(STREAM_NAMES.every((stream) => streamEnabled(withOAuth, stream))).toBe(true);
+  });
+
+  it('the worker schedules one stream-pass per stream, check-ins through their planner, OAuth streams only with OAuth', () => {
+    const ids = (config: typeof withOAuth) => streamPassJob.schedules(config).map((schedule) => schedule.id);
+    expect(ids(withoutOAuth)).toEqual([
+      'stream-restaurants',
+      'stream-locations',
+      'stream-challenges',
+      'stream-balance',
+      'stream-alerts',
+    ]);
+    expect(ids(withOAuth)).toContain('stream-payment_intents');
+    expect(streamPassJob.schedules(withoutOAuth).find((s) => s.id === 'stream-restaurants')?.everyMs).toBe(
+      61 * 60_000,
+    );
+    expect(scheduledPasses(withOAuth).find((s) => s.stream === 'payment_intents')?.everyMs).toBe(3 * 60_000);
+    expect(checkinsPlanJob.schedules(withoutOAuth)).toEqual([
+      { id: 'checkins-plan', everyMs: 45_000, data: {} },
+    ]);
+  });
+
+  it('a restaurants pass that found new restaurants is followed by a challenges pass', () => {
+    const outcome = (details: Record<string, unknown>) => ({
+      status: 'succeeded' as const,
+      rows: 1,
+      details,
+    });
+    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 2 }))).toEqual(['challenges']);
+    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 0 }))).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'challenges', outcome({ new: 2 }))).toEqual([]);
+  });
+});
