@@ -10,6 +10,9 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# A container's port is reached from outside its network namespace: listen on every interface here
+# (the default, 127.0.0.1, would be unreachable). Set STATUS_TOKEN when the port is published.
+ENV HTTP_HOST=0.0.0.0
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -22,6 +22,10 @@ export interface PipelineMetrics {
   alertDeliveries: Counter<'outcome'>;
   alertsUndelivered: Gauge;
   alertsFailed: Gauge;
+  streamLastSuccess: Gauge<'stream'>;
+  streamInterval: Gauge<'stream'>;
+  oauthNeedsReauthorization: Gauge;
+  oauthRefreshes: Counter<'outcome'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): PipelineMetrics {
@@ -115,6 +119,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
     alertsFailed: new Gauge({
       name: 'rewards_etl_alerts_failed',
       help: 'Alerts given up on after repeated delivery failures',
+      registers,
+    }),
+    streamLastSuccess: new Gauge({
+      name: 'rewards_etl_stream_last_success_timestamp_seconds',
+      help: 'Start (unix seconds) of the latest successful pass of the stream, from sync_runs; absent before the first',
+      labelNames: ['stream'],
+      registers,
+    }),
+    streamInterval: new Gauge({
+      name: 'rewards_etl_stream_interval_seconds',
+      help: "The stream's configured schedule interval (*_EVERY)",
+      labelNames: ['stream'],
+      registers,
+    }),
+    oauthNeedsReauthorization: new Gauge({
+      name: 'rewards_etl_oauth_needs_reauthorization',
+      help: '1 when the stored OAuth refresh token was revoked (invalid_grant): run `rewards-etl auth`',
+      registers,
+    }),
+    oauthRefreshes: new Counter({
+      name: 'rewards_etl_oauth_token_refreshes_total',
+      help: 'OAuth access-token refreshes by outcome (ok, failed, revoked)',
+      labelNames: ['outcome'],
       registers,
     }),
   };

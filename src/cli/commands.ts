@@ -3,6 +3,7 @@ import type { CliContext } from './context.js';
 import { authCommand } from './commands/auth.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
+import { doctorCommand } from './commands/doctor.js';
 import { migrateCommand } from './commands/migrate.js';
 import { runCommand } from './commands/run.js';
 import { simulatorCommand } from './commands/simulator.js';
@@ -19,6 +20,7 @@ export function registerCommands(program: Command, context: CliContext): void {
     backfillCommand,
     verifyCommand,
     statusCommand,
+    doctorCommand,
     simulatorCommand,
     demoCommand,
     authCommand,

@@ -20,4 +20,15 @@ export function refreshGauges(metrics: PipelineMetrics, figures: GaugeFigures): 
   metrics.openIntents.set(figures.intents.open);
   metrics.alertsUndelivered.set(figures.alerts.undelivered);
   metrics.alertsFailed.set(figures.alerts.failed);
+
+  for (const { stream, intervalSeconds, lastSuccessAt } of figures.streams) {
+    metrics.streamInterval.set({ stream }, intervalSeconds);
+    if (lastSuccessAt === null) metrics.streamLastSuccess.remove({ stream });
+    else metrics.streamLastSuccess.set({ stream }, new Date(lastSuccessAt).getTime() / 1000);
+  }
+
+  // 0 also when OAuth is not configured: nothing to re-authorize.
+  metrics.oauthNeedsReauthorization.set(
+    figures.oauth.configured && figures.oauth.needsReauthorization ? 1 : 0,
+  );
 }

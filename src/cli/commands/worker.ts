@@ -7,7 +7,7 @@ import { onInterrupt } from '../interrupt.js';
 export function workerCommand(context: CliContext): Command {
   return new Command('worker')
     .description(
-      'long-running: register the job schedules, process jobs, serve /healthz, /readyz, /metrics and the status page on HTTP_PORT; SIGTERM/SIGINT finish or release in-flight jobs and exit 0',
+      'long-running: register the job schedules, process jobs, serve /healthz, /readyz, /metrics and the status page on HTTP_HOST:HTTP_PORT (127.0.0.1 by default); SIGTERM/SIGINT finish or release in-flight jobs and exit 0',
     )
     .option(
       '--shutdown-deadline <seconds>',
@@ -30,6 +30,7 @@ export function workerCommand(context: CliContext): Command {
       const worker = await startWorker({ config, logger });
       const { startHttpServer } = await import('../../http/server.js');
       const http = await startHttpServer({
+        host: config.httpHost,
         port: config.httpPort,
         db: worker.runtime.db,
         redis: worker.runtime.redis,
@@ -38,7 +39,7 @@ export function workerCommand(context: CliContext): Command {
         metrics: worker.runtime.metrics,
         logger,
       });
-      logger.info({ port: http.port }, `status page on http://127.0.0.1:${http.port}/`);
+      logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
       await new Promise<void>((resolve) => {
         const detach = onInterrupt((signal) => {
           detach();
