@@ -81,6 +81,19 @@ const secret = z
   .min(1)
   .transform((text) => new Secret(text));
 
+/** A bearer token people type into a scraper's config: long enough that guessing it is hopeless. */
+const STATUS_TOKEN_MIN_LENGTH = 16;
+
+/** setTimeout fires at once for delays above 2^31 - 1 ms (~24.8 days): no wait may be longer. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const flag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((text) => ['true', 'false', '1', '0'].includes(text), 'must be true or false')
+  .transform((text) => text === 'true' || text === '1');
+
 const encryptionKey = z.string().transform((text, ctx) => {
   const bytes = Buffer.from(text, 'base64');
   if (bytes.length !== 32 || bytes.toString('base64').replace(/=+$/, '') !== text.trim().replace(/=+$/, '')) {
@@ -110,11 +123,15 @@ const envSchema = z.object({
   SVC_OAUTH_CLIENT_SECRET: secret.optional(),
   SVC_OAUTH_REFRESH_TOKEN: secret.optional(),
   SVC_OAUTH_TOKEN_URL: url(['http:', 'https:']).optional(),
+  SVC_ALLOW_PLAIN_HTTP: flag.default(false),
   SVC_OAUTH_REDIRECT_URI: url(['http:', 'https:']).optional(),
   TOKEN_ENCRYPTION_KEY: encryptionKey.optional(),
   SVC_RATE_LIMIT_RPS: positiveNumber.default(10),
   SVC_PAGE_SIZE: integerIn(1, 10_000).default(100),
   SVC_REQUEST_TIMEOUT: positiveDuration.default(30_000),
+  RETRY_AFTER_MAX: positiveDuration
+    .refine((ms) => ms <= MAX_TIMER_MS, 'must be at most 24d (a longer timer overflows)')
+    .default(900_000),
   CHECKINS_START_AT: isoInstant.optional(),
   CHECKINS_WINDOW: positiveDuration.default(3_600_000),
   CHECKINS_SAFETY_LAG: duration.default(120_000),
@@ -132,7 +149,13 @@ const envSchema = z.object({
   INTENT_POLL_SHARE: fraction.default(0.5),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
+  HTTP_HOST: z.string().trim().min(1, 'must not be empty').default('127.0.0.1'),
   HTTP_PORT: integerIn(0, 65_535).default(9464),
+  STATUS_TOKEN: z
+    .string()
+    .min(STATUS_TOKEN_MIN_LENGTH, `must be at least ${STATUS_TOKEN_MIN_LENGTH} characters`)
+    .transform((text) => new Secret(text))
+    .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
@@ -158,6 +181,8 @@ export interface Config {
     rateLimitRps: number;
     pageSize: number;
     requestTimeoutMs: number;
+    /** The longest 429 Retry-After honoured; a longer one fails the pass (RetryAfterTooLongError). */
+    retryAfterMaxMs: number;
   };
   oauth: OAuthConfig | undefined;
   checkins: {
@@ -182,7 +207,10 @@ export interface Config {
   snapshots: { maxDrop: number };
   intents: { pollShare: number };
   alerts: { webhookUrl: string | undefined; webhookSecret: Secret | undefined };
+  httpHost: string;
   httpPort: number;
+  /** When set, every endpoint but /healthz and /readyz wants `Authorization: Bearer <token>`. */
+  statusToken: Secret | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -194,8 +222,32 @@ export function secretValues(config: Config): string[] {
     config.oauth?.refreshToken?.reveal(),
     config.oauth?.encryptionKey.reveal().toString('base64'),
     config.alerts.webhookSecret?.reveal(),
+    config.statusToken?.reveal(),
   ];
-  return values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
+  const long = values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
+  return [...new Set([...long, ...connectionPasswords(config)])];
+}
+
+/**
+ * Passwords inside DATABASE_URL and REDIS_URL, as written (percent-encoded) and decoded: a driver's
+ * error or a logged URL may carry either form.
+ */
+export function connectionPasswords(config: Config): string[] {
+  return [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
+    let encoded: string;
+    try {
+      encoded = new URL(text).password;
+    } catch {
+      return [];
+    }
+    let decoded = encoded;
+    try {
+      decoded = decodeURIComponent(encoded);
+    } catch {
+      // A stray "%" stays as written.
+    }
+    return [...new Set([encoded, decoded])].filter((value) => value.length >= 4);
+  });
 }
 
 /**
@@ -217,7 +269,31 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return toConfig(parsed.data);
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * Credentials cross these URLs (API key, client secret, tokens): plain http: only to this machine,
+ * or when the operator opts in for a private network (SVC_ALLOW_PLAIN_HTTP, e.g. docker compose
+ * talking to the simulator by service name).
+ */
+function requireHttps(variable: string, text: string | undefined, allowPlainHttp: boolean): void {
+  if (text === undefined || allowPlainHttp) return;
+  const parsed = new URL(text);
+  if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
+    throw new ConfigError(
+      variable,
+      'must use https: (plain http: only for a loopback host, or with SVC_ALLOW_PLAIN_HTTP=true)',
+    );
+  }
+}
+
 function toConfig(env: Env): Config {
+  requireHttps('SVC_API_BASE_URL', env.SVC_API_BASE_URL, env.SVC_ALLOW_PLAIN_HTTP);
+  requireHttps('SVC_OAUTH_TOKEN_URL', env.SVC_OAUTH_TOKEN_URL, env.SVC_ALLOW_PLAIN_HTTP);
   const baseUrl = env.SVC_API_BASE_URL?.replace(/\/$/, '');
   return {
     databaseUrl: new Secret(env.DATABASE_URL),
@@ -230,6 +306,7 @@ function toConfig(env: Env): Config {
       rateLimitRps: env.SVC_RATE_LIMIT_RPS,
       pageSize: env.SVC_PAGE_SIZE,
       requestTimeoutMs: env.SVC_REQUEST_TIMEOUT,
+      retryAfterMaxMs: env.RETRY_AFTER_MAX,
     },
     oauth: toOAuthConfig(env, baseUrl),
     checkins: {
@@ -252,7 +329,9 @@ function toConfig(env: Env): Config {
     snapshots: { maxDrop: env.SNAPSHOT_MAX_DROP },
     intents: { pollShare: env.INTENT_POLL_SHARE },
     alerts: { webhookUrl: env.ALERT_WEBHOOK_URL, webhookSecret: env.ALERT_WEBHOOK_SECRET },
+    httpHost: env.HTTP_HOST,
     httpPort: env.HTTP_PORT,
+    statusToken: env.STATUS_TOKEN,
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -8,6 +8,7 @@ import {
   AuthenticationError,
   PartnerApiError,
   RateLimitedError,
+  RetryAfterTooLongError,
   type CredentialKind,
   type RequestSummary,
 } from './errors.js';
@@ -46,12 +47,15 @@ export interface RetrySettings {
   /** Total time for one request, waits included. */
   maxTotalMs: number;
   backoff: BackoffOptions;
+  /** RETRY_AFTER_MAX: the longest 429 wait honoured; longer ones fail with RetryAfterTooLongError. */
+  retryAfterMaxMs: number;
 }
 
 export const DEFAULT_RETRY_SETTINGS: RetrySettings = {
   retries: 5,
   maxTotalMs: 120_000,
   backoff: { baseMs: 500, capMs: 15_000 },
+  retryAfterMaxMs: 900_000,
 };
 
 export interface ApiRequesterOptions {
@@ -154,6 +158,40 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
     return result.json;
   }
 
+  /**
+   * A 429: every process pauses (at most RETRY_AFTER_MAX); this request sleeps it out only when the
+   * wait is within the cap and within what is left of its time budget, else it fails now and a
+   * later pass retries. Checked before sleeping, so no timer is ever set beyond the cap.
+   */
+  async function waitOutRateLimit(
+    error: RateLimitedError,
+    route: string,
+    startedAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (error.retryAfterMs > retry.retryAfterMaxMs) {
+      await limiter.pauseAll(retry.retryAfterMaxMs);
+      logger.warn(
+        { route, retryAfterMs: error.retryAfterMs, capMs: retry.retryAfterMaxMs },
+        'rate limited for longer than RETRY_AFTER_MAX; the pass stops and is retried later',
+      );
+      throw new RetryAfterTooLongError(error.retryAfterMs, retry.retryAfterMaxMs, {
+        request: error.request,
+        status: 429,
+        cause: error,
+      });
+    }
+    await limiter.pauseAll(error.retryAfterMs);
+    const remaining = retry.maxTotalMs - (nowMs() - startedAt);
+    if (error.retryAfterMs > remaining) throw error;
+    logger.warn(
+      { route, retryAfterMs: error.retryAfterMs },
+      'rate limited by the partner API; every process pauses',
+    );
+    metrics.requestRetried({ route, reason: error.name });
+    await sleep(error.retryAfterMs, undefined, { signal });
+  }
+
   return {
     async getJson(path, params = {}, requestOptions = {}) {
       const kind = credentialForPath(path);
@@ -180,20 +218,11 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
         onFailedAttempt: async ({ error, retriesConsumed }) => {
           if (error instanceof RateLimitedError) {
             metrics.rateLimited({ route });
-            await limiter.pauseAll(error.retryAfterMs);
+            await waitOutRateLimit(error, route, startedAt, signal);
+            return;
           }
           if (!willRetry(error, retriesConsumed) || !(error instanceof PartnerApiError)) return;
           const remaining = retry.maxTotalMs - (nowMs() - startedAt);
-          if (error instanceof RateLimitedError) {
-            if (error.retryAfterMs > remaining) throw error;
-            logger.warn(
-              { route, retryAfterMs: error.retryAfterMs },
-              'rate limited by the partner API; every process pauses',
-            );
-            metrics.requestRetried({ route, reason: error.name });
-            await sleep(error.retryAfterMs, undefined, { signal });
-            return;
-          }
           const delay = Math.min(remaining, fullJitterDelayMs(retriesConsumed, retry.backoff, random()));
           logger.warn(
             { route, error: error.name, status: error.status, attempt: retriesConsumed + 1, delayMs: delay },

@@ -140,6 +140,28 @@ export class RateLimitedError extends PartnerApiError {
   }
 }
 
+/**
+ * A 429 whose Retry-After is longer than RETRY_AFTER_MAX. Every process pauses for the cap, and the
+ * pass fails with this error instead of sleeping: the next scheduled pass (or the window's stored
+ * retry) tries again later. Retryable later, never by waiting inside the request.
+ */
+export class RetryAfterTooLongError extends PartnerApiError {
+  override readonly name = 'RetryAfterTooLongError';
+  readonly retryable = true;
+  constructor(
+    readonly retryAfterMs: number,
+    readonly capMs: number,
+    details: ErrorDetails,
+  ) {
+    super(
+      `rate limited by the partner API for ${Math.round(retryAfterMs / 1000)} s, longer than RETRY_AFTER_MAX ` +
+        `(${Math.round(capMs / 1000)} s): this pass stops; every process pauses for ${Math.round(capMs / 1000)} s ` +
+        'and a later pass tries again',
+      details,
+    );
+  }
+}
+
 /** 5xx, JSON or HTML body. */
 export class ServerError extends PartnerApiError {
   override readonly name = 'ServerError';

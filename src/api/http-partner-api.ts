@@ -160,7 +160,12 @@ export function createPartnerApiParts(options: CreatePartnerApiOptions): Partner
       ? undefined
       : new OAuthTokenManager({
           db,
-          endpoint: createTokenEndpoint({ oauth, transport, limiter }),
+          endpoint: createTokenEndpoint({
+            oauth,
+            transport,
+            limiter,
+            retryAfterMaxMs: config.api.retryAfterMaxMs,
+          }),
           encryptionKey: oauth.encryptionKey.reveal(),
           initialRefreshToken: oauth.refreshToken?.reveal(),
           logger,
@@ -175,7 +180,7 @@ export function createPartnerApiParts(options: CreatePartnerApiOptions): Partner
     limiter,
     logger,
     metrics,
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },
   });
   const api = createHttpPartnerApi({
     requester,

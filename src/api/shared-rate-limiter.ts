@@ -35,6 +35,15 @@ export interface SharedRateLimiter {
   readonly slotMs: number;
 }
 
+/**
+ * A shared pause is slept in slices of at most this long, re-reading it in between: a pause key
+ * set by another process (or another version) can never arm a timer beyond Node's limit
+ * (2^31 - 1 ms, past which setTimeout fires at once and the waiter would spin on Redis).
+ */
+const PAUSE_SLICE_MS = 60_000;
+/** No pause outlives a day, whatever a caller asks (callers cap at RETRY_AFTER_MAX already). */
+const MAX_PAUSE_MS = 86_400_000;
+
 export function slotLengthMs(rps: number): number {
   if (!(rps > 0) || !Number.isFinite(rps))
     throw new Error(`rate limit must be a positive number, got ${rps}`);
@@ -74,7 +83,7 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       signal?.throwIfAborted();
       const paused = await pausedForMs();
       if (paused > 0) {
-        await sleep(paused, undefined, { signal });
+        await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
         continue;
       }
       const current = Math.floor(nowMs() / slotMs);
@@ -99,8 +108,8 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       return Math.max(0, nowMs() - started);
     },
     async pauseAll(ms) {
-      const wait = Math.ceil(ms);
-      if (wait <= 0) return;
+      const wait = Math.ceil(Math.min(ms, MAX_PAUSE_MS));
+      if (!(wait > 0)) return;
       // Keep the later of two pauses; a race between two 429s can only pick one of two server answers.
       if ((await pausedForMs()) < wait) await options.redis.set(pauseKey, String(nowMs() + wait), 'PX', wait);
     },

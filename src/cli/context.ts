@@ -1,9 +1,12 @@
 import { loadConfig, secretValues, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
+import type { CliInput } from './read-secret.js';
 
 /** What every command gets: the environment it runs in, its output streams, and lazy config. */
 export interface CliContext {
   env: Record<string, string | undefined>;
+  /** Where secrets are read from (`auth import`, `auth exchange`), never from flags. */
+  stdin: CliInput;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   /** Parses the environment on first use; throws ConfigError (exit 2) naming a bad variable. */
@@ -16,6 +19,7 @@ export function createCliContext(env: Record<string, string | undefined>): CliCo
   let logger: Logger | undefined;
   const context: CliContext = {
     env,
+    stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     config() {

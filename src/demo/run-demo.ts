@@ -6,7 +6,7 @@ import { createLogger } from '../log.js';
 import { createPipelineRuntime } from '../runtime/pipeline.js';
 import { startSimulator } from '../simulator/index.js';
 import { runStreamPass, type PassResult } from '../streams/passes.js';
-import type { StreamName } from '../streams/stream.js';
+import type { StreamName } from '../streams/registry.js';
 import { countWindowRows } from '../warehouse/check-ins.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';

@@ -13,8 +13,22 @@ export interface Readiness {
   checks: { postgres: CheckResult; redis: CheckResult; migrations: CheckResult };
 }
 
-function failed(error: unknown): CheckResult {
-  return { ok: false, error: error instanceof Error ? error.message : String(error) };
+/** What a failed check says about itself: the real error (addresses, driver texts) goes to the log. */
+export type ReadinessFailureLog = (check: keyof Readiness['checks'], detail: unknown) => void;
+
+// /readyz answers whoever can reach the port, without a token: fixed phrases only, never a
+// connection error text (it names internal hosts and ports).
+export const READINESS_PHRASES = {
+  postgresUnreachable: 'postgres unreachable',
+  redisUnreachable: 'redis unreachable',
+  noRedis: 'no Redis connection',
+  migrationsPending: 'pending migrations: run `rewards-etl migrate`',
+  migrationsUnchecked: 'not checked: postgres unreachable',
+  migrationsFailed: 'migration check failed',
+} as const;
+
+function failedWith(error: string): CheckResult {
+  return { ok: false, error };
 }
 
 /**
@@ -22,24 +36,38 @@ function failed(error: unknown): CheckResult {
  * worker on an old schema would write wrong rows). Each check is bounded in time, so a probe
  * never hangs on a dead dependency.
  */
-export async function checkReadiness(db: Kysely<DB>, redis: Redis | undefined): Promise<Readiness> {
+export async function checkReadiness(
+  db: Kysely<DB>,
+  redis: Redis | undefined,
+  logFailure: ReadinessFailureLog = () => undefined,
+): Promise<Readiness> {
   const postgres = await withTimeout(sql`select 1`.execute(db), CHECK_TIMEOUT_MS, 'postgres')
     .then((): CheckResult => ({ ok: true }))
-    .catch(failed);
+    .catch((error: unknown) => {
+      logFailure('postgres', error);
+      return failedWith(READINESS_PHRASES.postgresUnreachable);
+    });
   const [redisCheck, migrations] = await Promise.all([
-    redis === undefined
-      ? Promise.resolve<CheckResult>({ ok: false, error: 'no Redis connection' })
-      : pingRedis(redis, CHECK_TIMEOUT_MS).then((r): CheckResult =>
-          r.ok ? r : { ok: false, error: r.reason },
-        ),
+    checkRedis(redis, logFailure),
     postgres.ok
       ? withTimeout(migrationsCurrent(db), CHECK_TIMEOUT_MS, 'migration check')
           .then((current): CheckResult =>
-            current ? { ok: true } : { ok: false, error: 'pending migrations: run `rewards-etl migrate`' },
+            current ? { ok: true } : failedWith(READINESS_PHRASES.migrationsPending),
           )
-          .catch(failed)
-      : Promise.resolve<CheckResult>({ ok: false, error: 'not checked: postgres unreachable' }),
+          .catch((error: unknown) => {
+            logFailure('migrations', error);
+            return failedWith(READINESS_PHRASES.migrationsFailed);
+          })
+      : Promise.resolve(failedWith(READINESS_PHRASES.migrationsUnchecked)),
   ]);
   const checks = { postgres, redis: redisCheck, migrations };
   return { ready: postgres.ok && redisCheck.ok && migrations.ok, checks };
+}
+
+async function checkRedis(redis: Redis | undefined, logFailure: ReadinessFailureLog): Promise<CheckResult> {
+  if (redis === undefined) return failedWith(READINESS_PHRASES.noRedis);
+  const ping = await pingRedis(redis, CHECK_TIMEOUT_MS);
+  if (ping.ok) return ping;
+  logFailure('redis', ping.reason);
+  return failedWith(READINESS_PHRASES.redisUnreachable);
 }

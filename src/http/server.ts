@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -11,12 +12,13 @@ import { thresholdsFor } from '../status/verdict.js';
 import type { DB } from '../warehouse/schema.js';
 import { checkReadiness } from './readiness.js';
 import { refreshGauges } from './refresh-gauges.js';
+import { singleFlightCache } from './single-flight-cache.js';
 import { renderStatusPage } from './status-page.js';
 
 export interface HttpServerOptions {
   port: number;
-  /** Defaults to every interface: Prometheus and load balancers scrape from elsewhere. */
-  host?: string;
+  /** HTTP_HOST: 127.0.0.1 unless the operator opens it up (containers set 0.0.0.0). */
+  host: string;
   db: Kysely<DB>;
   redis: Redis | undefined;
   config: Config;
@@ -26,7 +28,11 @@ export interface HttpServerOptions {
 }
 
 export interface RunningHttpServer {
+  /** The address actually bound (e.g. `127.0.0.1`, `::`), and its port. */
+  host: string;
   port: number;
+  /** `http://host:port/`, IPv6 in brackets: what the log line shows. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -39,6 +45,26 @@ interface Reply {
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Many viewers of the page (or scrapers of /status.json) within this long cost one set of queries. */
+export const STATUS_CACHE_MS = 5_000;
+
+/** Liveness and readiness probes come from orchestrators that hold no token; they say little. */
+const OPEN_PATHS = new Set(['/healthz', '/readyz']);
+
+const UNAUTHORIZED: Reply = {
+  status: 401,
+  type: TEXT,
+  body: 'unauthorized: send Authorization: Bearer <STATUS_TOKEN>\n',
+};
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** Compares digests, so neither the token's length nor its prefix leaks through timing. */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
+}
+
 const json = (status: number, value: unknown): Reply => ({
   status,
   type: JSON_TYPE,
@@ -50,11 +76,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { db, redis, config, clock, metrics, logger } = options;
   const sources = { db, redis, config, clock };
   const secrets = knownSecrets(config);
+  const status = singleFlightCache(() => collectStatus(sources), { ttlMs: STATUS_CACHE_MS });
+  const logReadinessFailure = (check: string, detail: unknown) =>
+    logger.warn({ check, err: detail }, 'readiness check failed');
 
   const routes: Record<string, () => Promise<Reply>> = {
     '/healthz': () => Promise.resolve({ status: 200, type: TEXT, body: 'ok\n' }),
     '/readyz': async () => {
-      const readiness = scrubSecrets(await checkReadiness(db, redis), secrets);
+      const readiness = scrubSecrets(await checkReadiness(db, redis, logReadinessFailure), secrets);
       return json(readiness.ready ? 200 : 503, readiness);
     },
     '/metrics': async () => {
@@ -66,11 +95,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       return { status: 200, type: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
-    '/status.json': async () => json(200, await collectStatus(sources)),
+    '/status.json': async () => json(200, await status.get()),
     '/': async () => ({
       status: 200,
       type: 'text/html; charset=utf-8',
-      body: renderStatusPage(await collectStatus(sources), thresholdsFor(config)),
+      body: renderStatusPage(await status.get(), thresholdsFor(config)),
     }),
   };
 
@@ -86,6 +115,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       };
     else if (request.method !== 'GET' && request.method !== 'HEAD')
       reply = { status: 405, type: TEXT, body: 'GET only\n' };
+    else if (
+      config.statusToken !== undefined &&
+      !OPEN_PATHS.has(path) &&
+      !bearerMatches(request.headers.authorization, config.statusToken.reveal())
+    )
+      reply = UNAUTHORIZED;
     else {
       try {
         reply = await route();
@@ -94,7 +129,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         reply = { status: 500, type: TEXT, body: 'internal error: see the worker log\n' };
       }
     }
-    response.writeHead(reply.status, { 'content-type': reply.type, 'cache-control': 'no-store' });
+    response.writeHead(reply.status, {
+      'content-type': reply.type,
+      'cache-control': 'no-store',
+      ...(reply === UNAUTHORIZED ? { 'www-authenticate': 'Bearer realm="rewards-etl"' } : {}),
+    });
     response.end(request.method === 'HEAD' ? undefined : reply.body);
   };
 
@@ -111,10 +150,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'serving /healthz, /readyz, /metrics and the status page');
+  const { address: host, port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  logger.info(
+    { host, port, url, statusToken: config.statusToken !== undefined },
+    'serving /healthz, /readyz, /metrics and the status page',
+  );
   return {
+    host,
     port,
+    url,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

@@ -11,6 +11,6 @@ export function bindApiMetrics(metrics: PipelineMetrics): ApiMetrics {
     requestRetried: ({ route, reason }) => metrics.apiRetries.inc({ route, reason }),
     rateLimited: ({ route }) => metrics.api429s.inc({ route }),
     limiterWaited: (ms) => metrics.limiterWaitSeconds.inc(ms / 1000),
-    tokenRefreshed: () => undefined,
+    tokenRefreshed: (outcome) => metrics.oauthRefreshes.inc({ outcome }),
   };
 }

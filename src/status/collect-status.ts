@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { secretValues, type Config } from '../config.js';
-import { STREAM_NAMES, type StreamName } from '../streams/stream.js';
+import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
 import { readQueueDepths } from './queue-depths.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
@@ -32,19 +32,6 @@ export interface StatusSources {
 const DAY_MS = 86_400_000;
 const CHART_HOURS = 24;
 
-export function scheduleIntervalMs(config: Config, stream: StreamName): number {
-  const intervals: Record<StreamName, number> = {
-    restaurants: config.schedules.restaurantsMs,
-    checkins: config.schedules.checkinsMs,
-    locations: config.schedules.locationsMs,
-    challenges: config.schedules.challengesMs,
-    balance: config.schedules.balanceMs,
-    payment_intents: config.schedules.paymentIntentsMs,
-    alerts: config.schedules.alertsMs,
-  };
-  return intervals[stream];
-}
-
 /** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
 export async function collectStatus(sources: StatusSources): Promise<StatusReport> {
   const { db, redis, config, clock } = sources;
@@ -65,7 +52,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
       readOAuth(db, config.oauth !== undefined),
     ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
-    const intervalMs = scheduleIntervalMs(config, stream);
+    const intervalMs = STREAMS[stream].everyMs(config);
     const runs = lastRuns.get(stream);
     const lastRun = runs?.lastRun ?? null;
     return {
@@ -105,29 +92,28 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
 /** The figures behind the /metrics gauges only: cheaper than the whole report, run on every scrape. */
 export async function collectGaugeFigures(sources: StatusSources) {
   const { db, redis, config, clock } = sources;
-  const [checkins, windows, queues, intents, alerts] = await Promise.all([
+  const [checkins, windows, queues, intents, alerts, lastRuns, oauth] = await Promise.all([
     readCheckinsProgress(db, clock.now()),
     readWindows(db),
     readQueueDepths(redis, config.redisPrefix),
     readIntents(db),
     readAlerts(db),
+    readLastRuns(db, STREAM_NAMES),
+    readOAuth(db, config.oauth !== undefined),
   ]);
-  return { checkins, windows, queues, intents, alerts };
+  const streams = STREAM_NAMES.map((stream) => ({
+    stream,
+    intervalSeconds: STREAMS[stream].everyMs(config) / 1000,
+    lastSuccessAt: lastRuns.get(stream)?.lastSuccessAt ?? null,
+  }));
+  return { checkins, windows, queues, intents, alerts, streams, oauth };
 }
 
 export type GaugeFigures = Awaited<ReturnType<typeof collectGaugeFigures>>;
 
 /** Secret values of the configuration, URL passwords included: what `scrubSecrets` removes. */
 export function knownSecrets(config: Config): string[] {
-  const urlPasswords = [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
-    try {
-      const password = decodeURIComponent(new URL(text).password);
-      return password.length >= 4 ? [password] : [];
-    } catch {
-      return [];
-    }
-  });
-  return [...secretValues(config), ...urlPasswords];
+  return secretValues(config);
 }
 
 /**

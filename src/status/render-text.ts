@@ -1,4 +1,11 @@
-import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
+import {
+  formatCount,
+  formatDuration,
+  formatInstant,
+  plural,
+  relativeTime,
+  stripControlCharacters,
+} from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { verdictLine } from './verdict.js';
 
@@ -75,28 +82,56 @@ function heading(title: string, note = ''): string {
   return `\n${title}${note === '' ? '' : `  (${note})`}`;
 }
 
-export function renderStatusText(report: StatusReport): string {
+/** Every string of the report with control characters removed: partner texts reach a terminal. */
+function withoutControlCharacters<T>(value: T): T {
+  const clean = (item: unknown): unknown => {
+    if (typeof item === 'string') return stripControlCharacters(item);
+    if (Array.isArray(item)) return item.map(clean);
+    if (item !== null && typeof item === 'object') {
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, clean(inner)]));
+    }
+    return item;
+  };
+  return clean(value) as T;
+}
+
+export function renderStatusText(unsafeReport: StatusReport): string {
+  // Error texts, record ids and reasons come from the partner API and remote servers: an escape
+  // sequence in them could rewrite the operator's terminal. Cleaned once, before any layout.
+  const report = withoutControlCharacters(unsafeReport);
   const now = new Date(report.generatedAt);
-  const out: string[] = [
+  const out = [
     ...wrapVerdict(verdictLine(report.verdict)),
     `rewards-etl status at ${formatInstant(report.generatedAt)}`,
+    ...checkinFeedSection(report),
+    ...streamsSection(report, now),
+    ...throughputSection(report),
+    ...queuesSection(report),
+    ...failuresSection(report, now),
+    ...intentsSection(report),
+    ...alertsSection(report, now),
+    ...rejectedSection(report, now),
+    ...oauthSection(report),
   ];
+  const lines = out.join('\n').split('\n');
+  return lines.map((line) => (line.length > WIDTH ? `${line.slice(0, WIDTH - 1)}…` : line)).join('\n') + '\n';
+}
 
-  const { checkins, windows } = report;
-  out.push(heading('CHECK-IN FEED'));
-  out.push(
+function checkinFeedSection({ checkins, windows }: StatusReport): string[] {
+  return [
+    heading('CHECK-IN FEED'),
     `  watermark  ${formatInstant(checkins.watermark)}` +
       (checkins.lagSeconds === null
         ? '  (no window complete yet)'
         : `  (${formatDuration(checkins.lagSeconds)} behind)`),
-  );
-  out.push(`  frontier   ${formatInstant(checkins.frontier)}`);
-  out.push(
+    `  frontier   ${formatInstant(checkins.frontier)}`,
     `  windows    ${WINDOW_STATES.map((state) => `${state} ${formatCount(windows.counts[state])}`).join('   ')}`,
-  );
+  ];
+}
 
-  out.push(heading('STREAMS'));
-  out.push(
+function streamsSection(report: StatusReport, now: Date): string[] {
+  return [
+    heading('STREAMS'),
     ...renderTable(
       ['stream', 'every', 'last run', 'status', 'rows', 'requests', 'next run'],
       report.streams.map((s) => [
@@ -110,29 +145,34 @@ export function renderStatusText(report: StatusReport): string {
       ]),
       { details: report.streams.map((s) => s.lastRun?.error ?? null) },
     ),
-  );
+  ];
+}
 
-  const first = report.throughput.hours[0];
-  out.push(heading('ROWS PER HOUR', `last 24 h from ${formatInstant(first ?? null)}, oldest left`));
-  out.push(
+function throughputSection({ throughput }: StatusReport): string[] {
+  const first = throughput.hours[0];
+  return [
+    heading('ROWS PER HOUR', `last 24 h from ${formatInstant(first ?? null)}, oldest left`),
     ...renderTable(
       ['stream', 'total', 'per hour'],
-      report.throughput.series.map((s) => [s.stream, s.rows.reduce((a, b) => a + b, 0), sparkline(s.rows)]),
+      throughput.series.map((s) => [s.stream, s.rows.reduce((a, b) => a + b, 0), sparkline(s.rows)]),
     ),
-  );
+  ];
+}
 
-  out.push(heading('QUEUES'));
-  if (report.queues.available) {
-    out.push(
-      ...renderTable(
-        ['queue', ...QUEUE_STATES],
-        report.queues.queues.map((q) => [q.queue, ...QUEUE_STATES.map((state) => q.counts[state])]),
-      ),
-    );
-  } else {
-    out.push(`  skipped: ${report.queues.reason}`);
-  }
+function queuesSection({ queues }: StatusReport): string[] {
+  if (!queues.available) return [heading('QUEUES'), `  skipped: ${queues.reason}`];
+  return [
+    heading('QUEUES'),
+    ...renderTable(
+      ['queue', ...QUEUE_STATES],
+      queues.queues.map((q) => [q.queue, ...QUEUE_STATES.map((state) => q.counts[state])]),
+    ),
+  ];
+}
 
+/** Failed windows and failed passes: shown only when there are some. */
+function failuresSection({ windows, failedPasses }: StatusReport, now: Date): string[] {
+  const out: string[] = [];
   if (windows.failed.length > 0) {
     out.push(heading('FAILED WINDOWS', `${formatCount(windows.counts.failed)} in all, oldest first`));
     out.push(
@@ -148,78 +188,83 @@ export function renderStatusText(report: StatusReport): string {
       ),
     );
   }
-  if (report.failedPasses.length > 0) {
+  if (failedPasses.length > 0) {
     out.push(heading('FAILED PASSES', 'last 24 h, newest first'));
     out.push(
       ...renderTable(
         ['stream', 'started', 'status', 'error'],
-        report.failedPasses.map((p) => [p.stream, relativeTime(p.startedAt, now), p.status, p.error ?? '']),
+        failedPasses.map((p) => [p.stream, relativeTime(p.startedAt, now), p.status, p.error ?? '']),
       ),
     );
   }
+  return out;
+}
 
-  const { intents, alerts, rejected, oauth } = report;
-  out.push(heading('PAYMENT INTENTS'));
-  out.push(
+function intentsSection({ intents }: StatusReport): string[] {
+  return [
+    heading('PAYMENT INTENTS'),
     `  open ${formatCount(intents.open)}` +
       (intents.oldestOpenAt === null
         ? ''
         : `   oldest since ${formatInstant(intents.oldestOpenAt)} (${intents.oldestOpenId ?? ''})`),
-  );
+  ];
+}
 
-  out.push(heading('ALERTS'));
-  out.push(
+function alertsSection({ alerts }: StatusReport, now: Date): string[] {
+  const out = [
+    heading('ALERTS'),
     `  undelivered ${formatCount(alerts.undelivered)}   retrying ${formatCount(alerts.retrying)}   failed ${formatCount(alerts.failed)}`,
-  );
-  if (alerts.recentFailures.length > 0) {
-    out.push(
-      ...renderTable(
-        ['intent', 'attempts', 'state', 'last error'],
-        alerts.recentFailures.map((a) => [
-          a.paymentIntentId.slice(0, 8),
-          a.attempts,
-          a.failedAt === null
-            ? `retry ${relativeTime(a.nextAttemptAt, now)}`
-            : `gave up ${relativeTime(a.failedAt, now)}`,
-          a.lastError,
-        ]),
-      ),
-    );
-  }
+  ];
+  if (alerts.recentFailures.length === 0) return out;
+  return [
+    ...out,
+    ...renderTable(
+      ['intent', 'attempts', 'state', 'last error'],
+      alerts.recentFailures.map((a) => [
+        a.paymentIntentId.slice(0, 8),
+        a.attempts,
+        a.failedAt === null
+          ? `retry ${relativeTime(a.nextAttemptAt, now)}`
+          : `gave up ${relativeTime(a.failedAt, now)}`,
+        a.lastError,
+      ]),
+    ),
+  ];
+}
 
-  out.push(heading('REJECTED RECORDS'));
-  out.push(
+function rejectedSection({ rejected }: StatusReport, now: Date): string[] {
+  const out = [
+    heading('REJECTED RECORDS'),
     `  ${plural(rejected.total, 'record')} in all, ${formatCount(rejected.last24h)} seen in the last 24 h` +
       (rejected.byStream.length === 0
         ? ''
         : `   ${rejected.byStream.map((r) => `${r.stream} ${formatCount(r.count)}`).join(', ')}`),
-  );
-  if (rejected.recent.length > 0) {
-    out.push(
-      ...renderTable(
-        ['stream', 'record', 'seen', 'times', 'reason'],
-        rejected.recent.map((r) => [
-          r.stream,
-          r.recordId ?? '—',
-          relativeTime(r.lastSeenAt, now),
-          r.timesSeen,
-          r.reason,
-        ]),
-      ),
-    );
-  }
+  ];
+  if (rejected.recent.length === 0) return out;
+  return [
+    ...out,
+    ...renderTable(
+      ['stream', 'record', 'seen', 'times', 'reason'],
+      rejected.recent.map((r) => [
+        r.stream,
+        r.recordId ?? '—',
+        relativeTime(r.lastSeenAt, now),
+        r.timesSeen,
+        r.reason,
+      ]),
+    ),
+  ];
+}
 
-  out.push(heading('OAUTH'));
-  out.push(
-    oauth.configured
-      ? `  refresh token ${oauth.hasRefreshToken ? 'stored' : 'none'}   access token expires ${formatInstant(oauth.accessTokenExpiresAt)}\n` +
-          `  last refresh ${formatInstant(oauth.lastRefreshedAt)}` +
-          (oauth.needsReauthorization ? '   refresh token revoked: run `rewards-etl auth`' : '') +
-          (oauth.lastError === null
-            ? ''
-            : `\n  last error ${formatInstant(oauth.lastErrorAt)}: ${oauth.lastError}`)
-      : '  not configured (SVC_OAUTH_CLIENT_ID unset)',
-  );
-  const lines = out.join('\n').split('\n');
-  return lines.map((line) => (line.length > WIDTH ? `${line.slice(0, WIDTH - 1)}…` : line)).join('\n') + '\n';
+function oauthSection({ oauth }: StatusReport): string[] {
+  if (!oauth.configured) return [heading('OAUTH'), '  not configured (SVC_OAUTH_CLIENT_ID unset)'];
+  return [
+    heading('OAUTH'),
+    `  refresh token ${oauth.hasRefreshToken ? 'stored' : 'none'}   access token expires ${formatInstant(oauth.accessTokenExpiresAt)}`,
+    `  last refresh ${formatInstant(oauth.lastRefreshedAt)}` +
+      (oauth.needsReauthorization ? '   refresh token revoked: run `rewards-etl auth`' : ''),
+    ...(oauth.lastError === null
+      ? []
+      : [`  last error ${formatInstant(oauth.lastErrorAt)}: ${oauth.lastError}`]),
+  ];
 }

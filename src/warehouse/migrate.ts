@@ -66,6 +66,12 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<{ applied: string
 
 /** True when every known migration has been applied: what `/readyz` checks. */
 export async function migrationsCurrent(db: Kysely<DB>): Promise<boolean> {
-  const applied = await createMigrator(db).getMigrations();
-  return applied.every((migration) => migration.executedAt !== undefined);
+  return (await migrationProgress(db)).pending.length === 0;
+}
+
+/** How many known migrations are applied, and the names of those still pending (oldest first). */
+export async function migrationProgress(db: Kysely<DB>): Promise<{ applied: number; pending: string[] }> {
+  const known = await createMigrator(db).getMigrations();
+  const pending = known.filter((migration) => migration.executedAt === undefined).map((m) => m.name);
+  return { applied: known.length - pending.length, pending };
 }

@@ -24,10 +24,23 @@ const HOUR = 3_600_000;
 const OTHER_SEEDS = [9001, 9002, 9003];
 /** A signed JWT (our access tokens and the simulator's) anywhere in a log is a leak. */
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
+/**
+ * Passwords inside DATABASE_URL and REDIS_URL. The test Postgres trusts local connections and the
+ * test Redis has no password, so both are accepted and ignored: the processes run with them all the
+ * same, and they must never reach a log (one has a percent-encoded character, to catch both forms).
+ */
+const PG_PASSWORD_DECODED = 'chaos-pg-p@ss-4f9c2e';
+const PG_PASSWORD = encodeURIComponent(PG_PASSWORD_DECODED);
+const REDIS_PASSWORD = 'chaos-redis-pass-7d31b0';
+const withPassword = (url: string, password: string) => {
+  const parsed = new URL(url);
+  parsed.password = password;
+  return parsed.toString();
+};
 
-// Issue 9, scenario 4: no API key, client secret, refresh/access token or webhook secret in any log
-// line of any process of the suite, including error paths (5xx, 429, a revoked refresh token, a
-// revoked API key), at debug level. Runs last (see vitest.chaos.config.ts) to scan every file's logs.
+// Issue 9, scenario 4: no API key, client secret, refresh/access token, webhook secret or
+// connection-string password in any log line of any process of the suite, including error paths
+// (5xx, 429, a revoked refresh token, a revoked API key, Postgres and Redis unreachable), at debug level. Runs last (see vitest.chaos.config.ts) to scan every file's logs.
 describe('no secret in any log of the chaos suite', () => {
   let sim: RunningSimulator;
   let database: TestDatabase;
@@ -50,7 +63,11 @@ describe('no secret in any log of the chaos suite', () => {
       webhookSecret: CHAOS_WEBHOOK_SECRET,
       encryptionKey: CHAOS_ENCRYPTION_KEY,
       rps: 20,
-      extra: { LOG_LEVEL: 'debug' },
+      extra: {
+        LOG_LEVEL: 'debug',
+        DATABASE_URL: withPassword(database.url, PG_PASSWORD),
+        REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:6379`,
+      },
     });
   });
 
@@ -105,12 +122,27 @@ describe('no secret in any log of the chaos suite', () => {
     const refused = await runCli('secrets-verify-revoked-key', ['verify'], env);
     expect(refused.code).not.toBe(0);
     await runCli('secrets-status', ['status'], env);
+    // Connection errors: a Redis and a Postgres that refuse, addressed with their passwords.
+    await runCli('secrets-status-redis-down', ['status'], {
+      ...env,
+      REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:1`,
+    });
+    const deadDb = new URL(env['DATABASE_URL']!);
+    deadDb.port = '1';
+    const noDb = await runCli('secrets-verify-postgres-down', ['verify'], {
+      ...env,
+      DATABASE_URL: deadDb.toString(),
+    });
+    expect(noDb.code).not.toBe(0);
 
     const secrets = [
       ...secretsOf(env),
       CHAOS_WEBHOOK_SECRET,
       CHAOS_ENCRYPTION_KEY,
       sim.credentials.adminToken,
+      PG_PASSWORD,
+      PG_PASSWORD_DECODED,
+      REDIS_PASSWORD,
     ];
     for (const seed of OTHER_SEEDS) {
       const other = await startSimulator({ seed, checkIns: 10, days: 1 });

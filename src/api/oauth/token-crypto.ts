@@ -5,11 +5,14 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 // Format: `v1.<iv>.<tag>.<ciphertext>`, each base64url.
 
 const VERSION = 'v1';
+// GCM also accepts truncated tags (down to 4 bytes) unless told the length: a forger would then
+// need only 2^32 tries. Always the full 16 bytes, on both sides.
+const AUTH_TAG_LENGTH = 16;
 
 export function encryptToken(key: Buffer, plaintext: string, associatedData: string): string {
   if (key.length !== 32) throw new Error('the token encryption key must be 32 bytes');
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: AUTH_TAG_LENGTH });
   cipher.setAAD(Buffer.from(associatedData, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   const tag = cipher.getAuthTag();
@@ -38,10 +41,14 @@ export function decryptToken(key: Buffer, sealed: string, associatedData: string
   if (version !== VERSION || iv === undefined || tag === undefined || ciphertext === undefined) {
     throw new TokenDecryptionError();
   }
+  const tagBytes = Buffer.from(tag, 'base64url');
+  if (tagBytes.length !== AUTH_TAG_LENGTH) throw new TokenDecryptionError();
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), {
+      authTagLength: AUTH_TAG_LENGTH,
+    });
     decipher.setAAD(Buffer.from(associatedData, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    decipher.setAuthTag(tagBytes);
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
       'utf8',
     );

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
 import type { OAuthConfig } from '../../config.js';
 import { headerValue, type RawResponse } from '../classify-response.js';
@@ -6,6 +7,7 @@ import {
   RateLimitedError,
   RefreshTokenRevokedError,
   RequestTimeoutError,
+  RetryAfterTooLongError,
   TokenEndpointError,
   type RequestSummary,
 } from '../errors.js';
@@ -41,8 +43,29 @@ export interface TokenEndpointOptions {
   transport: HttpTransport;
   limiter?: SharedRateLimiter | undefined;
   nowMs?: () => number;
-  /** 429s waited out before giving up. */
-  maxRateLimitWaits?: number;
+  /** RETRY_AFTER_MAX: a longer Retry-After fails with RetryAfterTooLongError. */
+  retryAfterMaxMs?: number;
+}
+
+/**
+ * Runs `attempt` again after each 429 (RateLimitedError, already within RETRY_AFTER_MAX), sleeping
+ * between attempts. The sleep is here, outside the attempt, because a refresh attempt holds the
+ * token row's lock: every other process would wait on the lock for as long as we slept. A 429
+ * proves the server did not handle the request, so presenting the same refresh token (or code)
+ * again is safe.
+ */
+export async function retryAfterRateLimits<T>(
+  attempt: () => Promise<T>,
+  options: { maxWaits?: number; signal?: AbortSignal | undefined } = {},
+): Promise<T> {
+  for (let waits = 0; ; waits++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof RateLimitedError) || waits >= (options.maxWaits ?? 5)) throw error;
+      await sleep(error.retryAfterMs, undefined, { signal: options.signal });
+    }
+  }
 }
 
 /** Access-token expiry: the JWT's `exp` when readable, else `expires_in`, else one hour. */
@@ -67,6 +90,8 @@ function readOAuthError(body: string): string | null {
   }
 }
 
+const DEFAULT_RETRY_AFTER_MAX_MS = 900_000;
+
 const PROVABLY_UNSENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
@@ -86,6 +111,9 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
     }).toString();
     const request = { ...summary, params: { grant_type: grant } };
     for (let waits = 0; ; waits++) {
+      // A shared pause is waited out by the caller, not here (this may run under the row lock).
+      const paused = (await options.limiter?.pausedForMs()) ?? 0;
+      if (paused > 0) throw new RateLimitedError(paused, { request });
       await options.limiter?.acquire({ priority: 'high', signal });
       let response: RawResponse;
       try {
@@ -106,11 +134,13 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       }
       if (response.status === 429) {
         const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs()) ?? 1000;
-        const limited = new RateLimitedError(retryAfterMs, { request, status: 429 });
-        await options.limiter?.pauseAll(retryAfterMs);
-        if (waits >= (options.maxRateLimitWaits ?? 5)) throw limited;
-        await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
-        continue;
+        const capMs = options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS;
+        // Never sleeps here (see retryAfterRateLimits): every process pauses, the caller waits.
+        await options.limiter?.pauseAll(Math.min(retryAfterMs, capMs));
+        if (retryAfterMs > capMs) {
+          throw new RetryAfterTooLongError(retryAfterMs, capMs, { request, status: 429 });
+        }
+        throw new RateLimitedError(retryAfterMs, { request, status: 429 });
       }
       return toTokens(response, grant, request);
     }

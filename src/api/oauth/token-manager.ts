@@ -5,7 +5,7 @@ import type { AccessTokenProvider } from '../api-requester.js';
 import { OAuthNotAuthorizedError, PartnerApiError, RefreshTokenRevokedError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import { decryptToken, encryptToken } from './token-crypto.js';
-import type { TokenEndpoint } from './token-endpoint.js';
+import { retryAfterRateLimits, type TokenEndpoint } from './token-endpoint.js';
 import {
   DEFAULT_TOKEN_ROW,
   INVALID_GRANT_MARK,
@@ -42,6 +42,8 @@ export interface TokenManagerOptions {
   rowId?: string;
   /** Refresh this long before `exp`, so a token never expires in flight. */
   refreshBeforeExpiryMs?: number;
+  /** 429s from the token endpoint waited out (outside the row lock) before giving up. */
+  maxRateLimitWaits?: number;
   /** Test seam: runs right after the refreshed tokens are committed (a crash here must recover). */
   afterRefreshCommitted?: (() => void | Promise<void>) | undefined;
 }
@@ -109,7 +111,11 @@ export class OAuthTokenManager implements AccessTokenProvider {
   }
 
   #refresh(rejected: string | null, signal: AbortSignal | undefined): Promise<string> {
-    this.#inflight ??= this.#refreshUnderLock(rejected, signal).finally(() => {
+    // A 429 ends the locked attempt (and its transaction) first; the wait happens after, unlocked.
+    this.#inflight ??= retryAfterRateLimits(() => this.#refreshUnderLock(rejected, signal), {
+      maxWaits: this.#options.maxRateLimitWaits ?? 5,
+      signal,
+    }).finally(() => {
       this.#inflight = null;
     });
     return this.#inflight;

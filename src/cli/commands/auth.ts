@@ -8,6 +8,8 @@ import {
   createState,
 } from '../../api/oauth/pkce.js';
 import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { deprecatedSecretFlag, readSecretLines } from '../read-secret.js';
 
 function requireOAuth(config: Config): OAuthConfig {
   if (config.oauth === undefined) {
@@ -60,6 +62,69 @@ async function storeTokens(
   }
 }
 
+/**
+ * The refresh token for `auth import`: standard input first (a pipe, or asked for on a terminal
+ * when SVC_OAUTH_REFRESH_TOKEN is not set), then SVC_OAUTH_REFRESH_TOKEN; the flag still works
+ * but warns.
+ */
+async function importedRefreshToken(
+  context: CliContext,
+  flag: string | undefined,
+  oauth: OAuthConfig,
+): Promise<string> {
+  if (flag !== undefined && flag !== '') {
+    context.stderr.write(
+      deprecatedSecretFlag(
+        '--refresh-token',
+        'pipe the token on standard input or set SVC_OAUTH_REFRESH_TOKEN',
+      ),
+    );
+    return flag;
+  }
+  const fromEnv = oauth.refreshToken?.reveal();
+  const askTerminal = context.stdin.isTTY === true && fromEnv === undefined;
+  if (context.stdin.isTTY !== true || askTerminal) {
+    const [fromStdin] = await readSecretLines(context.stdin, ['refresh token: '], context.stderr);
+    if (fromStdin !== undefined) return fromStdin;
+  }
+  if (fromEnv === undefined || fromEnv === '') {
+    throw new ConfigError(
+      'SVC_OAUTH_REFRESH_TOKEN',
+      'required (or pipe the refresh token on standard input: rewards-etl auth import < token-file)',
+    );
+  }
+  return fromEnv;
+}
+
+/** The code and code_verifier for `auth exchange`: read from standard input unless given as (deprecated) flags. */
+async function exchangeInputs(
+  context: CliContext,
+  flags: { code?: string; verifier?: string },
+): Promise<{ code: string; verifier: string }> {
+  for (const [flag, value] of [
+    ['--code', flags.code],
+    ['--verifier', flags.verifier],
+  ] as const) {
+    if (value !== undefined) {
+      context.stderr.write(deprecatedSecretFlag(flag, 'paste it (or pipe it) on standard input instead'));
+    }
+  }
+  const missing = [
+    ...(flags.code === undefined ? ['code from the redirect: '] : []),
+    ...(flags.verifier === undefined ? ['code_verifier: '] : []),
+  ];
+  const read = missing.length === 0 ? [] : await readSecretLines(context.stdin, missing, context.stderr);
+  const code = flags.code ?? read.shift();
+  const verifier = flags.verifier ?? read.shift();
+  if (code === undefined || verifier === undefined) {
+    throw new CliExit(
+      ExitCode.usage,
+      'auth exchange reads the code, then the code_verifier, from standard input (one a line); got fewer lines',
+    );
+  }
+  return { code, verifier };
+}
+
 /** `rewards-etl auth url | exchange | import`: getting a member's grant into the token store. */
 export function authCommand(context: CliContext): Command {
   const auth = new Command('auth').description(
@@ -89,31 +154,41 @@ export function authCommand(context: CliContext): Command {
         `Open this URL and approve:\n  ${url}\n\n` +
           `state (check it matches the redirect): ${state}\n` +
           `code_verifier (keep it for the exchange): ${pkce.verifier}\n\n` +
-          `Then: rewards-etl auth exchange --code <code from the redirect> --verifier ${pkce.verifier}\n`,
+          `Then run \`rewards-etl auth exchange\` and paste the code from the redirect, then the code_verifier\n` +
+          `(or pipe them in, one a line).\n`,
       );
     });
 
   auth
     .command('exchange')
     .description('exchange an authorization code for tokens and store them encrypted')
-    .requiredOption('--code <code>', 'the code from the redirect')
-    .requiredOption('--verifier <verifier>', 'the code_verifier printed by `auth url`')
+    .option('--code <code>', 'deprecated: the code from the redirect (read from standard input instead)')
+    .option('--verifier <verifier>', 'deprecated: the code_verifier (read from standard input instead)')
     .option('--redirect-uri <uri>', 'the redirect URI used with `auth url` (default SVC_OAUTH_REDIRECT_URI)')
-    .action(async (options: { code: string; verifier: string; redirectUri?: string }) => {
-      const { createHttpTransport } = await import('../../api/http-transport.js');
-      const { createTokenEndpoint } = await import('../../api/oauth/token-endpoint.js');
+    .addHelpText(
+      'after',
+      '\nReads the code, then the code_verifier printed by `auth url`, from standard input (one a line).',
+    )
+    .action(async (options: { code?: string; verifier?: string; redirectUri?: string }) => {
       const config = context.config();
       const oauth = requireOAuth(config);
+      const redirectUri = redirectUriFrom(options.redirectUri, oauth);
+      const { code, verifier } = await exchangeInputs(context, options);
+      const { createHttpTransport } = await import('../../api/http-transport.js');
+      const { createTokenEndpoint, retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
       const transport = createHttpTransport({
         userAgent: config.api.userAgent,
         timeoutMs: config.api.requestTimeoutMs,
       });
       try {
-        const issued = await createTokenEndpoint({ oauth, transport }).exchangeCode({
-          code: options.code,
-          verifier: options.verifier,
-          redirectUri: redirectUriFrom(options.redirectUri, oauth),
+        const endpoint = createTokenEndpoint({
+          oauth,
+          transport,
+          retryAfterMaxMs: config.api.retryAfterMaxMs,
         });
+        const issued = await retryAfterRateLimits(() =>
+          endpoint.exchangeCode({ code, verifier, redirectUri }),
+        );
         if (issued.refreshToken === null) throw new Error('the token endpoint returned no refresh token');
         await storeTokens(config, oauth, {
           refreshToken: issued.refreshToken,
@@ -131,16 +206,13 @@ export function authCommand(context: CliContext): Command {
   auth
     .command('import')
     .description(
-      'store a refresh token (from --refresh-token or SVC_OAUTH_REFRESH_TOKEN), replacing the stored one',
+      'store a refresh token (from standard input, else SVC_OAUTH_REFRESH_TOKEN), replacing the stored one',
     )
-    .option('--refresh-token <token>', 'the refresh token (default SVC_OAUTH_REFRESH_TOKEN)')
+    .option('--refresh-token <token>', 'deprecated: the refresh token (pipe it on standard input instead)')
     .action(async (options: { refreshToken?: string }) => {
       const config = context.config();
       const oauth = requireOAuth(config);
-      const refreshToken = options.refreshToken ?? oauth.refreshToken?.reveal();
-      if (refreshToken === undefined || refreshToken === '') {
-        throw new ConfigError('SVC_OAUTH_REFRESH_TOKEN', 'required (or pass --refresh-token)');
-      }
+      const refreshToken = await importedRefreshToken(context, options.refreshToken, oauth);
       await storeTokens(config, oauth, { refreshToken, accessToken: null, accessTokenExpiresAt: null });
       context.stdout.write(
         'stored the refresh token (encrypted); the next bearer request refreshes the access token\n',

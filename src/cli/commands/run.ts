@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
-import { STREAM_NAMES, isStreamName, type StreamName } from '../../streams/stream.js';
+import { STREAM_NAMES, isStreamName, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { PassResult } from '../../streams/passes.js';
 import type { CliContext } from '../context.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
@@ -21,10 +21,11 @@ export function runCommand(context: CliContext): Command {
       const config = context.config();
       requireApiBaseUrl(config);
       requireApiKey(config);
-      if (config.oauth === undefined && explicit?.includes('payment_intents')) {
+      const needOAuth = expandStreams(explicit ?? []).filter((stream) => !streamEnabled(config, stream));
+      if (needOAuth.length > 0) {
         throw new ConfigError(
           'SVC_OAUTH_CLIENT_ID',
-          'required for payment_intents (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)',
+          `required for ${needOAuth.join(', ')} (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)`,
         );
       }
       const logger = context.logger();
@@ -40,7 +41,7 @@ export function runCommand(context: CliContext): Command {
       let failed = 0;
       try {
         for (const stream of streams) {
-          if (stream === 'payment_intents' && config.oauth === undefined) {
+          if (!streamEnabled(config, stream)) {
             context.stdout.write(
               formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
             );

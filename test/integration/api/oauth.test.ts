@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RefreshTokenRevokedError } from '../../../src/api/errors.js';
+import { sql } from 'kysely';
+import { RefreshTokenRevokedError, RetryAfterTooLongError } from '../../../src/api/errors.js';
 import { DEFAULT_TOKEN_ROW, readTokens } from '../../../src/api/oauth/token-store.js';
 import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
 
@@ -127,6 +128,74 @@ describe('OAuth token manager', () => {
       h.sim.control.clock.set(new Date());
     }
     expect(tokenRequests().length).toBe(before);
+  });
+
+  /** Whether another process can take the token row lock right now (nowait), within a few quick tries. */
+  async function rowLockFree(): Promise<boolean> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const free = await h.database.db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`select id from rewards.oauth_tokens for update nowait`.execute(trx);
+          return true;
+        })
+        .catch(() => false);
+      if (free) return true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  }
+
+  /** A client whose stored access token has expired: its next getAccessToken refreshes. */
+  async function clientNeedingRefresh(prefix: string) {
+    const env = await freshGrant();
+    const client = await h.client({ env: { ...env, REDIS_PREFIX: `${h.prefix}-${prefix}` } });
+    issuedTokens.push(await client.tokens!.getAccessToken());
+    await h.database.db
+      .updateTable('rewards.oauth_tokens')
+      .set({ access_token_expires_at: new Date(0) })
+      .execute();
+    h.sim.control.requests.clear();
+    return client;
+  }
+
+  it('a 429 from the token endpoint is waited out after releasing the token row lock, never inside it', async () => {
+    const { tokens } = await clientNeedingRefresh('lock-429');
+    // One request per second per caller; the token endpoint counts callers by address: spend it.
+    h.sim.control.faults.set({ rateLimitRps: 1 });
+    await fetch(`${h.sim.baseUrl}/oauth/token`, { method: 'POST' });
+    h.sim.control.requests.clear();
+    const refreshed = tokens!.getAccessToken();
+    while (!tokenRequests().some((entry) => entry.status === 429)) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // During the wait (Retry-After: 1) another process can take the row lock.
+    expect(await rowLockFree()).toBe(true);
+    issuedTokens.push(await refreshed);
+    expect(tokenRequests().map((entry) => entry.status)).toEqual([429, 200]);
+  });
+
+  it('a shared pause (another process met a 429) is waited out before taking the token row lock', async () => {
+    const { tokens, limiter } = await clientNeedingRefresh('lock-pause');
+    await limiter.pauseAll(3_000);
+    const refreshed = tokens!.getAccessToken();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await rowLockFree()).toBe(true);
+    expect(tokenRequests()).toHaveLength(0);
+    issuedTokens.push(await refreshed);
+    expect(tokenRequests().map((entry) => entry.status)).toEqual([200]);
+  });
+
+  it('a Retry-After longer than RETRY_AFTER_MAX from the token endpoint fails at once with RetryAfterTooLongError', async () => {
+    const env = await freshGrant();
+    const { tokens, limiter } = await h.client({
+      env: { ...env, REDIS_PREFIX: `${h.prefix}-token-cap`, RETRY_AFTER_MAX: '2s' },
+    });
+    h.sim.control.faults.set({ rateLimitRps: 0.001 }); // Retry-After: 999
+    const error = await tokens!.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryAfterTooLongError);
+    expect((error as RetryAfterTooLongError).retryAfterMs).toBe(999_000);
+    expect(await limiter.pausedForMs()).toBeLessThanOrEqual(2_000);
   });
 
   it('no credential or token in any log line', () => {

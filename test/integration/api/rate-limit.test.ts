@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitedError } from '../../../src/api/errors.js';
+import { RateLimitedError, RetryAfterTooLongError } from '../../../src/api/errors.js';
 import type { RequestLogEntry } from '../../../src/simulator/index.js';
 import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
 
@@ -89,6 +89,35 @@ describe('429 and Retry-After', () => {
       h.sim.control.faults.reset();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+  });
+});
+
+describe('RETRY_AFTER_MAX caps the honoured Retry-After', () => {
+  it('a longer Retry-After fails the request at once with RetryAfterTooLongError and pauses every process only for the cap', async () => {
+    const prefix = `${h.prefix}-cap`;
+    const a = await h.client({ env: { RETRY_AFTER_MAX: '3s', REDIS_PREFIX: prefix } });
+    const b = await h.client({ env: { RETRY_AFTER_MAX: '3s', REDIS_PREFIX: prefix } });
+    h.sim.control.faults.set({ rateLimitRps: 0.001 }); // Retry-After: 999 (seconds)
+    try {
+      const error = await a.api.getBalance().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RetryAfterTooLongError);
+      expect(error).toMatchObject({ retryAfterMs: 999_000, capMs: 3_000, retryable: true });
+      expect((error as Error).message).toMatch(/longer than RETRY_AFTER_MAX/);
+      const paused = await b.limiter.pausedForMs();
+      expect(paused).toBeGreaterThan(0);
+      expect(paused).toBeLessThanOrEqual(3_000);
+      expect(h.sim.control.requests.list().filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    } finally {
+      h.sim.control.faults.reset();
+    }
+  });
+
+  it('no shared pause outlives a day, so no timer can overflow', async () => {
+    const { limiter } = await h.client({ env: { REDIS_PREFIX: `${h.prefix}-overflow` } });
+    await limiter.pauseAll(30 * 86_400_000); // past Node's 2^31 - 1 ms timer limit
+    const paused = await limiter.pausedForMs();
+    expect(paused).toBeGreaterThan(86_000_000);
+    expect(paused).toBeLessThanOrEqual(86_400_000);
   });
 });
 

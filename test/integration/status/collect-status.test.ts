@@ -182,6 +182,22 @@ describe('collectStatus on a seeded warehouse', () => {
     expect(text).not.toContain(WEBHOOK_SECRET);
   });
 
+  it('strips control characters from partner text before printing it to a terminal', () => {
+    const hostile = 'bad\u001b[2J\u001b]0;owned\u0007 record\u009b31m\r\nnext\u202eline';
+    const tainted = structuredClone(report);
+    tainted.streams[0]!.lastRun = { ...tainted.streams[0]!.lastRun!, status: 'failed', error: hostile };
+    tainted.rejected.recent = tainted.rejected.recent.map((r) => ({
+      ...r,
+      reason: hostile,
+      recordId: hostile,
+    }));
+    tainted.oauth = { ...tainted.oauth, lastError: hostile };
+    const text = renderStatusText(tainted);
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(text).toContain('bad[2J]0;owned record31m  nextline');
+  });
+
   it('says queue depths are unknown, not zero, when Redis does not answer', async () => {
     const dead = new IORedis('redis://127.0.0.1:1', {
       lazyConnect: true,

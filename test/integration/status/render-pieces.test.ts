@@ -2,8 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { niceCeiling } from '../../../src/http/hourly-chart.js';
 import { escapeHtml, html } from '../../../src/http/html.js';
-import { formatDuration } from '../../../src/status/format.js';
+import { formatDuration, stripControlCharacters } from '../../../src/status/format.js';
 import { renderTable, wrapVerdict } from '../../../src/status/render-text.js';
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe('status rendering pieces (pure)', () => {
   it('escapes every interpolated string, in text and in attributes', () => {
@@ -27,6 +30,20 @@ describe('status rendering pieces (pure)', () => {
         expect(top).toBeLessThanOrEqual(value * 5);
       }),
     );
+  });
+
+  it('strips control characters: none survive, printable text is left as it is', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        expect(stripControlCharacters(text)).not.toMatch(CONTROL_OR_BIDI);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'abc xyz…→é漢😀-_/:'.split('')) }), (text) => {
+        expect(stripControlCharacters(text)).toBe(text);
+      }),
+    );
+    expect(stripControlCharacters('a\tb\nc\u001b[31md')).toBe('a b c[31md');
   });
 
   it('formats durations with two units at most', () => {

@@ -31,6 +31,26 @@ describe('token encryption (AES-256-GCM)', () => {
     const tampered = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'BB' : 'AA');
     expect(() => decryptToken(key, tampered, 'row:refresh')).toThrow(TokenDecryptionError);
   });
+
+  it('GCM tags are 16 bytes: a truncated (or padded) tag is refused, even a genuine prefix', () => {
+    const sealed = encryptToken(key, 'rt_secret_value', 'row:refresh');
+    const [version, iv, tag, ciphertext] = sealed.split('.') as [string, string, string, string];
+    const tagBytes = Buffer.from(tag, 'base64url');
+    expect(tagBytes).toHaveLength(16);
+    for (const length of [4, 8, 12, 15]) {
+      const truncated = [version, iv, tagBytes.subarray(0, length).toString('base64url'), ciphertext].join(
+        '.',
+      );
+      expect(() => decryptToken(key, truncated, 'row:refresh')).toThrow(TokenDecryptionError);
+    }
+    const padded = [
+      version,
+      iv,
+      Buffer.concat([tagBytes, Buffer.alloc(1)]).toString('base64url'),
+      ciphertext,
+    ];
+    expect(() => decryptToken(key, padded.join('.'), 'row:refresh')).toThrow(TokenDecryptionError);
+  });
 });
 
 describe('PKCE', () => {

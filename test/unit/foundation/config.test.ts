@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireApiBaseUrl } from '../../../src/config.js';
+import { ConfigError, loadConfig, requireApiBaseUrl, secretValues } from '../../../src/config.js';
 import { formatDuration, parseDuration } from '../../../src/duration.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -46,6 +46,9 @@ describe('configuration', () => {
     });
     expect(config.checkins.startAt).toBeUndefined();
     expect(config.httpPort).toBe(9464);
+    expect(config.httpHost).toBe('127.0.0.1');
+    expect(config.statusToken).toBeUndefined();
+    expect(config.api.retryAfterMaxMs).toBe(900_000);
     expect(config.logLevel).toBe('info');
     expect(config.oauth).toBeUndefined();
   });
@@ -108,10 +111,50 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'verbose'],
     ['ALERT_WEBHOOK_URL', 'ftp://x'],
     ['SNAPSHOT_MAX_DROP', '1.5'],
+    ['STATUS_TOKEN', 'short-token'],
+    ['RETRY_AFTER_MAX', '0s'],
+    ['RETRY_AFTER_MAX', '25d'],
+    ['SVC_ALLOW_PLAIN_HTTP', 'yes'],
   ])('a bad %s stops start-up naming the variable (%j)', (variable, value) => {
     const attempt = () => loadConfig({ [variable]: value });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it('https: is required for SVC_API_BASE_URL and SVC_OAUTH_TOKEN_URL except for loopback hosts', () => {
+    for (const host of ['127.0.0.1:8787', 'localhost:8787', '127.1.2.3', '[::1]:8787']) {
+      expect(loadConfig({ SVC_API_BASE_URL: `http://${host}/v1` }).api.baseUrl).toBe(`http://${host}/v1`);
+    }
+    expect(() => loadConfig({ SVC_API_BASE_URL: 'http://api.example.test/v1' })).toThrow(
+      /^SVC_API_BASE_URL: must use https:/,
+    );
+    expect(() => loadConfig({ SVC_API_BASE_URL: 'http://127.example.test/v1' })).toThrow(
+      /^SVC_API_BASE_URL: must use https:/,
+    );
+    expect(() =>
+      loadConfig({
+        SVC_API_BASE_URL: 'https://api.example.test/v1',
+        SVC_OAUTH_TOKEN_URL: 'http://auth.example.test/oauth/token',
+      }),
+    ).toThrow(/^SVC_OAUTH_TOKEN_URL: must use https:/);
+    // The documented opt-in for a private network (docker compose and its simulator service).
+    const optedIn = loadConfig({
+      SVC_API_BASE_URL: 'http://simulator:8787/v1',
+      SVC_ALLOW_PLAIN_HTTP: 'true',
+    });
+    expect(optedIn.api.baseUrl).toBe('http://simulator:8787/v1');
+  });
+
+  it('STATUS_TOKEN and the URL passwords count as secrets', () => {
+    const config = loadConfig({
+      STATUS_TOKEN: 'status-token-0123456789',
+      DATABASE_URL: 'postgres://etl:pa%2Fss-word@db:5432/w',
+      REDIS_URL: 'redis://:redis-secret@cache:6379',
+    });
+    expect(secretValues(config)).toEqual(
+      expect.arrayContaining(['status-token-0123456789', 'pa%2Fss-word', 'pa/ss-word', 'redis-secret']),
+    );
+    expect(JSON.stringify(config)).not.toContain('status-token-0123456789');
   });
 
   it('OAuth settings come as a set, with an encryption key', () => {

@@ -56,4 +56,20 @@ describe('log redaction', () => {
     expect(text).toContain('[redacted]');
     expect(text.split('\n').filter(Boolean)).toHaveLength(5);
   });
+
+  it('passwords inside DATABASE_URL and REDIS_URL are scrubbed, written or percent-decoded', () => {
+    const withPasswords = loadConfig({
+      DATABASE_URL: 'postgres://etl:db-pass%40word-77@db.internal:5432/rewards_etl',
+      REDIS_URL: 'redis://:redis-pass-88@cache.internal:6379',
+    });
+    const { logger, output } = captureLogger(secretValues(withPasswords));
+    logger.error({ err: new Error('connect failed: postgres://etl:db-pass%40word-77@db.internal') }, 'db');
+    logger.error('auth failed with password db-pass@word-77');
+    logger.warn({ url: 'redis://:redis-pass-88@cache.internal:6379' }, 'redis connection error');
+    const text = output();
+    expect(text).not.toContain('db-pass');
+    expect(text).not.toContain('redis-pass-88');
+    expect(text).toContain('db.internal');
+    expect(text.split('\n').filter(Boolean)).toHaveLength(3);
+  });
 });
