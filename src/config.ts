@@ -269,7 +269,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return toConfig(parsed.data);
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+// URL.hostname brackets IPv6 ('[::1]'); a socket address does not ('::1').
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
 
 export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);

@@ -113,12 +113,15 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
     summary: RequestSummary,
     kind: CredentialKind,
     requestOptions: RequestOptions,
+    startedAt: number,
   ): Promise<unknown> {
     const route = routeTemplate(path);
     const send = async (headers: Record<string, string>) => {
       const waited = await limiter.acquire({
         priority: requestOptions.priority ?? 'normal',
         signal: requestOptions.signal,
+        // Another process's 429 may have paused everyone for longer than this request has left.
+        maxPauseMs: Math.max(0, retry.maxTotalMs - (nowMs() - startedAt)),
       });
       metrics.limiterWaited(waited);
       const started = nowMs();
@@ -207,7 +210,7 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
         error instanceof PartnerApiError &&
         error.retryable &&
         (error instanceof RateLimitedError || retriesConsumed < retry.retries);
-      return pRetry(() => attemptOnce(path, url, summary, kind, requestOptions), {
+      return pRetry(() => attemptOnce(path, url, summary, kind, requestOptions, startedAt), {
         retries: Number.POSITIVE_INFINITY,
         maxRetryTime: retry.maxTotalMs,
         minTimeout: 0, // the waits happen in onFailedAttempt: full jitter, or exactly Retry-After

@@ -23,6 +23,22 @@ export interface SharedRateLimiterOptions {
 export interface AcquireOptions {
   priority?: RequestPriority;
   signal?: AbortSignal | undefined;
+  /** A shared pause longer than this fails the claim at once (SharedPauseTooLongError). */
+  maxPauseMs?: number | undefined;
+}
+
+/** A shared pause (another process's 429) outlasts what the caller may wait. */
+export class SharedPauseTooLongError extends Error {
+  override readonly name = 'SharedPauseTooLongError';
+  constructor(
+    readonly pausedForMs: number,
+    readonly maxPauseMs: number,
+  ) {
+    super(
+      `every process is paused for ${Math.round(pausedForMs / 1000)} s after a 429, longer than this ` +
+        `request may wait (${Math.round(maxPauseMs / 1000)} s): it stops now and a later pass tries again`,
+    );
+  }
 }
 
 export interface SharedRateLimiter {
@@ -78,10 +94,11 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
     return Math.max(0, await options.redis.pttl(pauseKey));
   }
 
-  async function acquireSlot(signal: AbortSignal | undefined): Promise<void> {
+  async function acquireSlot(signal: AbortSignal | undefined, maxPauseMs: number): Promise<void> {
     for (;;) {
       signal?.throwIfAborted();
       const paused = await pausedForMs();
+      if (paused > maxPauseMs) throw new SharedPauseTooLongError(paused, maxPauseMs);
       if (paused > 0) {
         await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
         continue;
@@ -104,7 +121,8 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
     async acquire(acquireOptions = {}) {
       const started = nowMs();
       const signal = acquireOptions.signal;
-      await gate.run(acquireOptions.priority ?? 'normal', signal, () => acquireSlot(signal));
+      const maxPauseMs = acquireOptions.maxPauseMs ?? Number.POSITIVE_INFINITY;
+      await gate.run(acquireOptions.priority ?? 'normal', signal, () => acquireSlot(signal, maxPauseMs));
       return Math.max(0, nowMs() - started);
     },
     async pauseAll(ms) {

@@ -1,4 +1,4 @@
-/** Exit codes promised by CONTRACT.md. */
+/** Exit codes promised to users (docs/contract.md). */
 export const ExitCode = {
   ok: 0,
   failed: 1,

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { packageVersion } from '../package-info.js';
+import { stripControlCharacters } from '../status/format.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 import type { CliContext } from './context.js';
 import { registerCommands } from './commands.js';
@@ -35,7 +36,8 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
   }
 }
 
-function exitCodeFor(error: unknown, context: CliContext): number {
+/** Prints what went wrong (control characters stripped) and gives the exit code for it. */
+export function exitCodeFor(error: unknown, context: Pick<CliContext, 'stderr'>): number {
   if (error instanceof CommanderError) {
     // --help and --version end through here with exit code 0.
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
@@ -45,10 +47,11 @@ function exitCodeFor(error: unknown, context: CliContext): number {
     return ExitCode.usage;
   }
   if (error instanceof CliExit) {
-    if (error.message !== '') context.stderr.write(`rewards-etl: ${error.message}\n`);
+    if (error.message !== '') context.stderr.write(`rewards-etl: ${stripControlCharacters(error.message)}\n`);
     return error.code;
   }
+  // The message may carry partner text (an error envelope, a record id): no escape sequences.
   const message = error instanceof Error ? error.message : String(error);
-  context.stderr.write(`rewards-etl: ${message}\n`);
+  context.stderr.write(`rewards-etl: ${stripControlCharacters(message)}\n`);
   return ExitCode.failed;
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import { isLoopbackHost, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import { collectGaugeFigures, collectStatus, knownSecrets, scrubSecrets } from '../status/collect-status.js';
@@ -156,6 +156,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     { host, port, url, statusToken: config.statusToken !== undefined },
     'serving /healthz, /readyz, /metrics and the status page',
   );
+  if (config.statusToken === undefined && !isLoopbackHost(host)) {
+    logger.warn(
+      { host },
+      'the status page and /metrics are reachable beyond this machine without a token: set STATUS_TOKEN',
+    );
+  }
   return {
     host,
     port,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError, RetryAfterTooLongError } from '../../../src/api/errors.js';
+import { SharedPauseTooLongError } from '../../../src/api/shared-rate-limiter.js';
 import type { RequestLogEntry } from '../../../src/simulator/index.js';
 import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
 
@@ -81,10 +82,14 @@ describe('429 and Retry-After', () => {
   it('gives up with RateLimitedError when the wait exceeds the total time budget', async () => {
     h.sim.control.faults.set({ rateLimitRps: 0.2 });
     try {
-      const { api } = await h.client({ retry: { retries: 3, maxTotalMs: 500 } });
+      const { api } = await h.client({
+        retry: { retries: 3, maxTotalMs: 500 },
+        env: { REDIS_PREFIX: `${h.prefix}-giveup` }, // no pause left by the tests above
+      });
       await api.getBalance().catch(() => undefined); // spends the single token
       const error = await api.getBalance().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(RateLimitedError);
+      // Its own 429, or the pause the first call's 429 set for everyone: either way it stops.
+      expect([RateLimitedError, SharedPauseTooLongError].some((type) => error instanceof type)).toBe(true);
     } finally {
       h.sim.control.faults.reset();
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -110,6 +115,18 @@ describe('RETRY_AFTER_MAX caps the honoured Retry-After', () => {
     } finally {
       h.sim.control.faults.reset();
     }
+  });
+
+  it('a shared pause longer than what is left of the request budget fails the request at once, sending nothing', async () => {
+    const prefix = `${h.prefix}-budget`;
+    const a = await h.client({ retry: { retries: 3, maxTotalMs: 2_000 }, env: { REDIS_PREFIX: prefix } });
+    const b = await h.client({ env: { REDIS_PREFIX: prefix } });
+    await b.limiter.pauseAll(600_000); // another process met a 10-minute Retry-After
+    const sentBefore = h.sim.control.requests.list().length;
+    const error = await a.api.getBalance().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SharedPauseTooLongError);
+    expect((error as Error).message).toMatch(/longer than this request may wait/);
+    expect(h.sim.control.requests.list().length).toBe(sentBefore);
   });
 
   it('no shared pause outlives a day, so no timer can overflow', async () => {

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -243,6 +244,29 @@ describe('the HTTP server on HTTP_PORT', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('bound beyond loopback without STATUS_TOKEN, it warns in the log; on loopback or with a token it does not', async () => {
+    const startLogged = async (host: string, statusToken: Config['statusToken']) => {
+      const lines: string[] = [];
+      const destination = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString('utf8'));
+          done();
+        },
+      });
+      const other = await startOther({
+        host,
+        config: { ...config, statusToken },
+        logger: createLogger({ level: 'info', pretty: false, destination }),
+      });
+      await other.close();
+      return lines.filter((line) => line.includes('set STATUS_TOKEN')).length;
+    };
+    const token = loadConfig({ STATUS_TOKEN: 'status-token-0123456789abcdef' }).statusToken;
+    expect(await startLogged('0.0.0.0', undefined)).toBe(1);
+    expect(await startLogged('0.0.0.0', token)).toBe(0);
+    expect(await startLogged('127.0.0.1', undefined)).toBe(0);
   });
 
   it('the status report is cached briefly: many viewers at once cost one set of queries', async () => {
