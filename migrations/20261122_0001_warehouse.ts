@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 // Frozen in time: later changes go in new migrations, never here.
-// Plain SQL keeps the DDL readable next to CONTRACT.md's table list.
+// Plain SQL keeps the DDL readable next to the tables described in the README.
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`

@@ -2,7 +2,7 @@ import type { PaymentIntent } from '../api/records/payment-intent.js';
 
 export const PAYMENT_INTENT_PAID = 'payment_intent.paid';
 
-/** `data.payment_intent` of the alert body (CONTRACT.md, Alerts): exactly these fields, in this order. */
+/** `data.payment_intent` of the alert body (docs/payment-intents.md, "Delivery"): exactly these fields, in this order. */
 export interface AlertPaymentIntent {
   id: string;
   amount: { value: string; currency: string };

@@ -14,7 +14,7 @@ export function signatureHeader(rawBody: string | Buffer, now: Date, secret: str
   return `t=${t},v1=${computeSignature(rawBody, t, secret)}`;
 }
 
-/** Headers of one delivery attempt (CONTRACT.md, Alerts). The signature is fresh on every attempt. */
+/** Headers of one delivery attempt (docs/payment-intents.md, "Delivery"). The signature is fresh on every attempt. */
 export function alertRequestHeaders(input: {
   alertId: string;
   rawBody: string;

@@ -11,7 +11,7 @@ import { statusCommand } from './commands/status.js';
 import { verifyCommand } from './commands/verify.js';
 import { workerCommand } from './commands/worker.js';
 
-/** Every command of CONTRACT.md, in the order `--help` lists them. */
+/** Every command of the README's table, in the order `--help` lists them. */
 export function registerCommands(program: Command, context: CliContext): void {
   for (const command of [
     migrateCommand,

@@ -12,7 +12,7 @@ import type {
 } from './world.js';
 import { TIER_NAMES, ARTISTS } from './data/catalog.js';
 
-/** JSON shapes exactly as the partner API shows them (see spec/partner-api.md). */
+/** JSON shapes exactly as the partner API shows them (see docs/partner-api.md). */
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));

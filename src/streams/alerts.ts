@@ -24,7 +24,7 @@ const NO_SECRET = 'not delivered: ALERT_WEBHOOK_SECRET is not set (alerts are on
 const MAX_ALERTS_PER_PASS = 5_000;
 
 /**
- * POSTs due, undelivered alerts to ALERT_WEBHOOK_URL, signed (CONTRACT.md, Alerts). At least once:
+ * POSTs due, undelivered alerts to ALERT_WEBHOOK_URL, signed (docs/payment-intents.md, "Delivery"). At least once:
  * a 2xx marks the alert delivered; anything else schedules a retry with exponential backoff, and after
  * `maxAttempts` attempts or `maxAgeMs` the alert is marked failed. Without a webhook (or secret) the
  * alerts stay recorded and undelivered, each logged once.

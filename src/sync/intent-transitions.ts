@@ -30,7 +30,7 @@ export interface ObservedStatus {
 const STATUS_RANK: Record<PaymentIntentStatus, number> = { pending: 0, canceled: 1, paid: 2, refunded: 3 };
 
 /**
- * CONTRACT.md, Alerts: alert when an intent is seen `paid` after having been seen in another state,
+ * docs/payment-intents.md, "When an alert is raised": alert when an intent is seen `paid` after having been seen in another state,
  * or is first seen already `paid` with a `paid_at` later than the moment the pipeline began watching
  * (`watchingSince`), so that importing old history raises no flood. An intent first seen `refunded`
  * (or going `pending` -> `refunded` between two polls) was never *seen* paid: no alert.

@@ -46,8 +46,11 @@ export function splitWindow(window: Window, totalCount: number, targetRows: numb
   return cuts.slice(0, -1).map((start, i) => ({ start, end: cuts[i + 1] ?? window.end }));
 }
 
+/** A check-in window's life: planned, being paged, proven against total_count, or given up for now. */
+export type WindowStatus = 'pending' | 'running' | 'complete' | 'failed';
+
 export interface WindowState extends Window {
-  status: 'pending' | 'running' | 'complete' | 'failed';
+  status: WindowStatus;
 }
 
 /**

@@ -1,7 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import { sql } from 'kysely';
+import type { Executor } from './database.js';
 
 /** An alert claimed for one delivery attempt. `attempts` already counts this attempt. */
 export interface ClaimedAlert {
@@ -20,7 +18,7 @@ export interface ClaimedAlert {
  * mid-send the alert becomes due again when the lease runs out (at-least-once).
  */
 export async function claimDueAlerts(
-  db: Db,
+  db: Executor,
   input: { now: Date; limit: number; leaseMs: number },
 ): Promise<ClaimedAlert[]> {
   const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
@@ -52,7 +50,7 @@ export async function claimDueAlerts(
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
-export async function markAlertDelivered(db: Db, id: string, at: Date): Promise<void> {
+export async function markAlertDelivered(db: Executor, id: string, at: Date): Promise<void> {
   await db
     .updateTable('rewards.alerts')
     .set({ delivered_at: at, last_error: null })
@@ -63,7 +61,7 @@ export async function markAlertDelivered(db: Db, id: string, at: Date): Promise<
 
 /** A failed attempt: retry at `nextAttemptAt`, or give up (`failedAt`). */
 export async function markAlertAttemptFailed(
-  db: Db,
+  db: Executor,
   id: string,
   outcome: { error: string; nextAttemptAt: Date } | { error: string; failedAt: Date },
 ): Promise<void> {
@@ -85,7 +83,7 @@ export async function markAlertAttemptFailed(
  * ones that have not been reported yet and returns them, so each is logged once, not on every pass.
  */
 export async function noteUndeliverableAlerts(
-  db: Db,
+  db: Executor,
   reason: string,
   limit: number,
 ): Promise<{ id: string; paymentIntentId: string }[]> {
@@ -104,7 +102,7 @@ export async function noteUndeliverableAlerts(
 }
 
 /** For the gauges: alerts still to deliver, and alerts given up on. */
-export async function countAlertBacklog(db: Db): Promise<{ undelivered: number; failed: number }> {
+export async function countAlertBacklog(db: Executor): Promise<{ undelivered: number; failed: number }> {
   const row = await db
     .selectFrom('rewards.alerts')
     .select((eb) => [

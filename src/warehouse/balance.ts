@@ -1,8 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
 import type { AccountBalance } from '../api/records/index.js';
-import type { DB } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /**
  * One row per pass: the balance as observed at `observedAt`. The token amount goes in as the
@@ -10,7 +7,7 @@ type Db = Kysely<DB> | Transaction<DB>;
  * A second write for the same instant (a retried job) is a no-op.
  */
 export async function insertBalanceSnapshot(
-  db: Db,
+  db: Executor,
   balance: AccountBalance,
   observedAt: Date,
 ): Promise<boolean> {
@@ -31,7 +28,7 @@ export async function insertBalanceSnapshot(
 }
 
 /** The app wallet id (account_balance_id of the latest snapshot): the payee of our payment intents. */
-export async function currentAppWalletId(db: Db): Promise<string | undefined> {
+export async function currentAppWalletId(db: Executor): Promise<string | undefined> {
   const row = await db
     .selectFrom('rewards.balance_snapshots')
     .select('account_balance_id')

@@ -1,12 +1,11 @@
-import { type Insertable, type Kysely, type Transaction } from 'kysely';
+import { type Insertable, type Transaction } from 'kysely';
 import { challengeThresholdToJson, contentHash, type Challenge } from '../api/records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';
 import { byId } from './restaurants.js';
 import type { ChallengesTable, DB } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /** A challenge as stored; it carries no restaurant, so the caller supplies the one it queried. */
 export function challengeRow(
@@ -113,7 +112,7 @@ export interface ChallengeState extends PreviousRecord {
 }
 
 /** Every known challenge with its restaurant, current version hash and deletion flag. */
-export async function loadChallengeStates(db: Db): Promise<Map<string, ChallengeState>> {
+export async function loadChallengeStates(db: Executor): Promise<Map<string, ChallengeState>> {
   const rows = await db
     .selectFrom('rewards.challenges as c')
     .leftJoin('rewards.challenges_history as h', (join) =>

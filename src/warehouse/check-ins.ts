@@ -1,8 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { CheckIn } from '../api/records/index.js';
-import type { DB } from './schema.js';
-
-type Executor = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /**
  * Upserts one page of check-ins in ONE statement: `unnest` of column arrays takes one

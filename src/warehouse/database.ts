@@ -1,6 +1,9 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
+
+/** What a repository function writes through: the pool, or the caller's transaction. */
+export type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface DatabaseOptions {
   url: string;

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import {
   planClosures,
   planVersions,
@@ -6,16 +6,14 @@ import {
   type VersionCandidate,
   type VersionPlan,
 } from '../sync/scd2.js';
-import type { DB } from './schema.js';
+import type { Executor } from './database.js';
 
 export type HistoryTableName =
   'rewards.restaurants_history' | 'rewards.locations_history' | 'rewards.challenges_history';
 
-type Db = Kysely<DB> | Transaction<DB>;
-
 /** The latest version (current, or closed by a deletion) of each of `ids` that has one. */
 export async function latestVersions(
-  db: Db,
+  db: Executor,
   table: HistoryTableName,
   ids: readonly string[],
 ): Promise<Map<string, LatestVersion>> {
@@ -40,7 +38,7 @@ export async function latestVersions(
  * backstop (a losing concurrent insert is skipped, never a second current version).
  */
 export async function recordVersions(
-  db: Db,
+  db: Executor,
   table: HistoryTableName,
   candidates: readonly VersionCandidate[],
   at: Date,
@@ -77,7 +75,7 @@ export async function recordVersions(
  * history version at `at`, in the caller's transaction. Returns how many were newly marked.
  */
 export async function markDeleted(
-  trx: Db,
+  trx: Executor,
   tables: { current: 'rewards.restaurants' | 'rewards.challenges'; history: HistoryTableName },
   ids: readonly string[],
   at: Date,
@@ -95,7 +93,7 @@ export async function markDeleted(
 
 /** Closes the current versions of records marked deleted, so "state at time T" finds none after T. */
 export async function closeCurrentVersions(
-  db: Db,
+  db: Executor,
   table: HistoryTableName,
   ids: readonly string[],
   at: Date,
@@ -105,7 +103,11 @@ export async function closeCurrentVersions(
   return close.length;
 }
 
-async function closeVersionRows(db: Db, table: HistoryTableName, close: VersionPlan['close']): Promise<void> {
+async function closeVersionRows(
+  db: Executor,
+  table: HistoryTableName,
+  close: VersionPlan['close'],
+): Promise<void> {
   if (close.length === 0) return;
   // One statement: per-id end times come in as parallel arrays.
   await sql`

@@ -1,10 +1,9 @@
-import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
 import { contentHash, type Location, type Neighborhood } from '../api/records/index.js';
 import { closeCurrentVersions, recordVersions, statementChunks } from './history.js';
 import { byId, insertEmbeddedRestaurants } from './restaurants.js';
 import type { DB, LocationsTable } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /** The columns that describe a location (bookkeeping columns excluded), as the schema types them. */
 export type LocationColumns = Omit<
@@ -222,7 +221,7 @@ export async function upsertEmbeddedLocations(
 }
 
 export async function upsertNeighborhoods(
-  db: Db,
+  db: Executor,
   neighborhoods: readonly Neighborhood[],
   seenAt: Date,
 ): Promise<void> {
@@ -256,7 +255,7 @@ export async function markLocationGone(trx: Transaction<DB>, id: string, at: Dat
 
 /** The open hours as returned (shape not specified by the API), replacing the previous answer. */
 export async function upsertOpenHours(
-  db: Db,
+  db: Executor,
   locationId: string,
   hours: unknown,
   fetchedAt: Date,
@@ -274,7 +273,7 @@ export async function upsertOpenHours(
 }
 
 /** The `limit` locations refreshed longest ago (never-refreshed first). */
-export async function stalestLocationIds(db: Db, limit: number): Promise<string[]> {
+export async function stalestLocationIds(db: Executor, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('rewards.locations')
     .select('id')
@@ -285,7 +284,7 @@ export async function stalestLocationIds(db: Db, limit: number): Promise<string[
   return rows.map((row) => row.id);
 }
 
-export async function countLocations(db: Db): Promise<{ total: number; neverRefreshed: number }> {
+export async function countLocations(db: Executor): Promise<{ total: number; neverRefreshed: number }> {
   const row = await db
     .selectFrom('rewards.locations')
     .select((eb) => [

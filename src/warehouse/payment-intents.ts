@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { PaymentIntent, PaymentIntentStatus } from '../api/records/payment-intent.js';
 import { PAYMENT_INTENT_STATUSES } from '../api/records/payment-intent.js';
 import { alertPayloadFromIntent, PAYMENT_INTENT_PAID } from '../alerts/alert-body.js';
 import { classifyTransition, type TransitionDecision } from '../sync/intent-transitions.js';
 import type { DueIntent } from '../sync/intent-poll-schedule.js';
 import type { DB } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /** What the warehouse holds about an intent, as far as polling needs it. */
 export interface StoredIntent {
@@ -27,7 +26,10 @@ function asStatus(value: string): PaymentIntentStatus {
     : 'pending';
 }
 
-export async function loadStoredIntents(db: Db, ids: readonly string[]): Promise<Map<string, StoredIntent>> {
+export async function loadStoredIntents(
+  db: Executor,
+  ids: readonly string[],
+): Promise<Map<string, StoredIntent>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('rewards.payment_intents')
@@ -235,7 +237,7 @@ export async function insertFirstSightsFromList(
  * alone (`p.status = v.status`); terminal rows are only written when the list shows a newer version.
  */
 export async function applyUnchangedListObservations(
-  db: Db,
+  db: Executor,
   rows: readonly { intent: PaymentIntent; nextPollAt: Date | null }[],
   observedAt: Date,
 ): Promise<number> {
@@ -275,7 +277,7 @@ export async function applyUnchangedListObservations(
  * above them, so a rank is a lower bound and the sweep stops on created_at, not on the rank.
  */
 export async function findDueOpenIntents(
-  db: Db,
+  db: Executor,
   input: { now: Date; payee: string | undefined; limit: number },
 ): Promise<DueIntent[]> {
   // Rows first written from an unfiltered list have no payee until their full form arrives.
@@ -332,7 +334,7 @@ export async function findDueOpenIntents(
  * when a pass has budget left: open ones first, then the least recently looked at.
  */
 export async function findRowsWithoutFullForm(
-  db: Db,
+  db: Executor,
   input: { limit: number; exclude: readonly string[] },
 ): Promise<string[]> {
   if (input.limit <= 0) return [];
@@ -352,7 +354,7 @@ export async function findRowsWithoutFullForm(
 
 /** A by-id fetch gave nothing usable (404, rejected record): note the look so the row goes to the back. */
 export async function markLookedAt(
-  db: Db,
+  db: Executor,
   id: string,
   at: Date,
   input: { stopPolling: boolean },
@@ -365,7 +367,7 @@ export async function markLookedAt(
 }
 
 /** Looks at these pending intents again at `at` (used for work a pass had to leave for the next one). */
-export async function pollAgainAt(db: Db, ids: readonly string[], at: Date): Promise<void> {
+export async function pollAgainAt(db: Executor, ids: readonly string[], at: Date): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('rewards.payment_intents')
@@ -376,7 +378,7 @@ export async function pollAgainAt(db: Db, ids: readonly string[], at: Date): Pro
 }
 
 /** Pending intents still on a poll schedule (the `openIntents` gauge). */
-export async function countOpenIntents(db: Db): Promise<number> {
+export async function countOpenIntents(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('rewards.payment_intents')
     .select((eb) => eb.fn.countAll<string>().as('count'))
@@ -404,7 +406,7 @@ export interface IntentStreamState {
  * Reads the stream state, storing `watchingSince = now` the first time. Insert-or-keep in one
  * statement, so two first passes racing agree on one moment.
  */
-export async function loadIntentStreamState(db: Db, now: Date): Promise<IntentStreamState> {
+export async function loadIntentStreamState(db: Executor, now: Date): Promise<IntentStreamState> {
   const initial = JSON.stringify({ watchingSince: now.toISOString() });
   await sql`
     insert into rewards.sync_state (stream, state, updated_at)
@@ -428,7 +430,7 @@ export async function loadIntentStreamState(db: Db, now: Date): Promise<IntentSt
 
 /** Merges fields into the stream state; `watchingSince` is never overwritten. */
 export async function saveIntentStreamState(
-  db: Db,
+  db: Executor,
   patch: Partial<Omit<IntentStreamState, 'watchingSince'>>,
   now: Date,
 ): Promise<void> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB } from './schema.js';
+import { sql } from 'kysely';
+import type { Executor } from './database.js';
 
 export interface Rejection {
   recordId: string | null;
@@ -13,7 +13,7 @@ export interface Rejection {
  * (a window re-paged, a snapshot re-read) bumps its count instead of adding a row. One statement.
  */
 export async function storeRejections(
-  db: Kysely<DB> | Transaction<DB>,
+  db: Executor,
   stream: string,
   rejections: readonly Rejection[],
   seenAt: Date,

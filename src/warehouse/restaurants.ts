@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, type Transaction } from 'kysely';
+import { type Insertable, type Transaction } from 'kysely';
 import {
   contentHash,
   restaurantVersionContent,
@@ -9,8 +9,7 @@ import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';
 import type { DB, RestaurantsTable } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 /**
  * What decides a new restaurant version: the record as received, minus
@@ -110,7 +109,7 @@ export async function upsertRestaurantPage(
  * history: the restaurants stream versions what the list shows.
  */
 export async function insertEmbeddedRestaurants(
-  db: Db,
+  db: Executor,
   restaurants: readonly Restaurant[],
   seenAt: Date,
 ): Promise<void> {
@@ -145,7 +144,7 @@ export async function insertEmbeddedRestaurants(
 }
 
 /** Every known restaurant with its current version hash and deletion flag (the diff's "before"). */
-export async function loadRestaurantStates(db: Db): Promise<Map<string, PreviousRecord>> {
+export async function loadRestaurantStates(db: Executor): Promise<Map<string, PreviousRecord>> {
   const rows = await db
     .selectFrom('rewards.restaurants as r')
     .leftJoin('rewards.restaurants_history as h', (join) =>
@@ -171,7 +170,7 @@ export function markRestaurantsDeleted(
 }
 
 /** Ids of restaurants not marked deleted (the challenges stream pages these). */
-export async function liveRestaurantIds(db: Db): Promise<string[]> {
+export async function liveRestaurantIds(db: Executor): Promise<string[]> {
   const rows = await db
     .selectFrom('rewards.restaurants')
     .select('id')

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { WindowStatus } from '../sync/windows.js';
 
 // Kysely types for schema `rewards`, in one place. pg returns numeric and int8 as strings
 // (exact), timestamptz as Date. Amount columns take digit strings: never JS numbers.
@@ -175,13 +176,11 @@ export interface AlertsTable {
   failed_at: Timestamp | null;
 }
 
-export type SyncWindowStatus = 'pending' | 'running' | 'complete' | 'failed';
-
 export interface SyncWindowsTable {
   stream: string;
   window_start: Timestamp;
   window_end: Timestamp;
-  status: ColumnType<SyncWindowStatus, SyncWindowStatus | undefined, SyncWindowStatus>;
+  status: ColumnType<WindowStatus, WindowStatus | undefined, WindowStatus>;
   api_total_count: number | null;
   rows_seen: Generated<number>;
   rows_rejected: Generated<number>;

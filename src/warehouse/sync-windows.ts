@@ -1,8 +1,7 @@
-import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
-import type { Window } from '../sync/windows.js';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import type { Window, WindowStatus } from '../sync/windows.js';
 import type { DB, SyncWindow } from './schema.js';
-
-type Executor = Kysely<DB> | Transaction<DB>;
+import type { Executor } from './database.js';
 
 export const CHECKINS_STREAM = 'checkins';
 
@@ -112,7 +111,12 @@ export async function completeWindow(
 export async function resetForRepage(
   db: Executor,
   window: Window,
-  options: { now: Date; reason: string; countAsRepage: boolean; status?: 'pending' | 'running' },
+  options: {
+    now: Date;
+    reason: string;
+    countAsRepage: boolean;
+    status?: Extract<WindowStatus, 'pending' | 'running'>;
+  },
 ): Promise<void> {
   await db
     .updateTable('rewards.sync_windows')

@@ -1,12 +1,11 @@
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createPartnerApi } from '../../src/api/http-partner-api.js';
 import type { PartnerApi } from '../../src/api/partner-api.js';
-import { systemClock, type Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/clock.js';
 import { loadConfig, secretValues, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
-import { createMetrics, type PipelineMetrics } from '../../src/metrics.js';
+import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import type { StreamDeps } from '../../src/streams/stream.js';
 import type { DB } from '../../src/warehouse/schema.js';
@@ -53,20 +52,20 @@ export function createPipelineHarness(options: {
   });
   const ownRedis = options.redis === undefined;
   const redis = options.redis ?? createTestRedis();
-  const metrics: PipelineMetrics = createMetrics();
-  const api = createPartnerApi({
+  const runtime = createPipelineRuntime({
     config,
-    redis,
-    db: options.db,
     logger,
+    db: options.db,
+    redis,
     retry: { backoff: { baseMs: 5, capMs: 50 } },
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   return {
-    deps: { db: options.db, redis, api, clock: options.clock ?? systemClock, config, logger, metrics },
+    deps: runtime.deps,
     config,
     logs: () => lines.join(''),
     async close() {
-      await api.close();
+      await runtime.close();
       if (ownRedis) await redis.quit();
     },
   };

@@ -1,10 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { DB } from '../../warehouse/schema.js';
+import type { Executor } from '../../warehouse/database.js';
 
 // Repository for `rewards.oauth_tokens`. Values are already sealed (token-crypto.ts) by the caller.
 // Functions take a Kysely or a Transaction so the caller owns the transaction (and the row lock).
-
-export type Db = Kysely<DB> | Transaction<DB>;
 
 export const DEFAULT_TOKEN_ROW = 'default';
 
@@ -54,7 +53,7 @@ function toStored(row: Row | undefined): StoredTokens | null {
   };
 }
 
-export async function readTokens(db: Db, id: string): Promise<StoredTokens | null> {
+export async function readTokens(db: Executor, id: string): Promise<StoredTokens | null> {
   return toStored(
     await db.selectFrom('rewards.oauth_tokens').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
   );
@@ -74,7 +73,7 @@ export async function lockTokens(trx: Transaction<DB>, id: string): Promise<Stor
 
 /** First import (SVC_OAUTH_REFRESH_TOKEN): only when no row exists, so a rotated token is never replaced. */
 export async function insertRefreshTokenIfAbsent(
-  db: Db,
+  db: Executor,
   id: string,
   refreshSealed: string,
   now: Date,
@@ -89,7 +88,7 @@ export async function insertRefreshTokenIfAbsent(
 
 /** `auth import` / `auth exchange`: the operator's new grant replaces whatever was stored. */
 export async function replaceTokens(
-  db: Db,
+  db: Executor,
   id: string,
   values: { refreshSealed: string; accessSealed: string | null; accessExpiresAt: Date | null; now: Date },
 ): Promise<void> {
@@ -134,7 +133,7 @@ export async function saveRefreshedTokens(
     .execute();
 }
 
-export async function recordTokenError(db: Db, id: string, message: string, now: Date): Promise<void> {
+export async function recordTokenError(db: Executor, id: string, message: string, now: Date): Promise<void> {
   await db
     .updateTable('rewards.oauth_tokens')
     .set({ last_error: message.slice(0, 1000), last_error_at: now, updated_at: now })

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
-import type { DB, SyncWindowStatus } from '../../../src/warehouse/schema.js';
+import type { WindowStatus } from '../../../src/sync/windows.js';
+import type { DB } from '../../../src/warehouse/schema.js';
 
 export const HOUR = 3_600_000;
 
@@ -43,7 +44,7 @@ export async function pollUntil<T>(
   }
 }
 
-export type StatusCounts = Record<SyncWindowStatus, number>;
+export type StatusCounts = Record<WindowStatus, number>;
 
 export async function windowStatusCounts(db: Kysely<DB>): Promise<StatusCounts> {
   const rows = await db
