@@ -1,4 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { PipelineRuntime } from '../runtime/pipeline.js';
 import type { DB } from '../warehouse/schema.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 
@@ -29,4 +32,24 @@ export async function requireMigratedWarehouse(db: Kysely<DB>, databaseUrl: stri
       `the warehouse in database "${name}" is not migrated (or has pending migrations): run \`rewards-etl migrate\` first`,
     );
   }
+}
+
+/**
+ * The runtime a one-shot command (run, backfill, verify) works with, opened only once the
+ * warehouse is known to be migrated; closed again when it is not.
+ */
+export async function openMigratedRuntime(
+  config: Config,
+  logger: Logger,
+  applicationName: string,
+): Promise<PipelineRuntime> {
+  const { createPipelineRuntime } = await import('../runtime/pipeline.js');
+  const runtime = createPipelineRuntime({ config, logger, applicationName });
+  try {
+    await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  return runtime;
 }

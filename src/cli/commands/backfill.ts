@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
-import { requireMigratedWarehouse } from '../warehouse-ready.js';
+import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { parseInstant } from '../parse-instant.js';
@@ -16,7 +16,6 @@ export function backfillCommand(context: CliContext): Command {
     .action(async (options: { from: string; to?: string; wait?: boolean }) => {
       const { QUEUES } = await import('../../../jobs/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { createPipelineRuntime } = await import('../../runtime/pipeline.js');
       const { planCheckinWindows } = await import('../../streams/checkins.js');
       const { dueWindows, windowsInRange } = await import('../../warehouse/sync-windows.js');
       const { createQueues } = await import('../../worker/worker.js');
@@ -25,13 +24,7 @@ export function backfillCommand(context: CliContext): Command {
       requireApiBaseUrl(config);
       requireApiKey(config);
       const logger = context.logger();
-      const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl backfill' });
-      try {
-        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
-      } catch (error) {
-        await runtime.close();
-        throw error;
-      }
+      const runtime = await openMigratedRuntime(config, logger, 'rewards-etl backfill');
       const queues = createQueues(config, runtime.redis);
       const windowQueue = queues.get(QUEUES.checkinsWindow);
       try {

@@ -3,7 +3,7 @@ import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
 import { STREAM_NAMES, isStreamName, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { PassResult } from '../../streams/passes.js';
 import type { CliContext } from '../context.js';
-import { requireMigratedWarehouse } from '../warehouse-ready.js';
+import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 
@@ -14,7 +14,6 @@ export function runCommand(context: CliContext): Command {
       'one full pass of the named streams in the foreground, then exit; shares rate limit, locks and checkpoints with running workers',
     )
     .action(async (names: string[]) => {
-      const { createPipelineRuntime } = await import('../../runtime/pipeline.js');
       const { runStreamPass } = await import('../../streams/passes.js');
       const explicit = names.includes('all') ? null : names;
       const streams = expandStreams(names);
@@ -29,13 +28,7 @@ export function runCommand(context: CliContext): Command {
         );
       }
       const logger = context.logger();
-      const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl run' });
-      try {
-        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
-      } catch (error) {
-        await runtime.close();
-        throw error;
-      }
+      const runtime = await openMigratedRuntime(config, logger, 'rewards-etl run');
       const controller = new AbortController();
       const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
       let failed = 0;

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
-import { requireMigratedWarehouse } from '../warehouse-ready.js';
+import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { parseInstant } from '../parse-instant.js';
 
@@ -26,7 +26,6 @@ export function verifyCommand(context: CliContext): Command {
     .action(async (options: { from?: string; to?: string; repair?: boolean; all?: boolean }) => {
       const { QUEUES } = await import('../../../jobs/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { createPipelineRuntime } = await import('../../runtime/pipeline.js');
       const { countWindowRows } = await import('../../warehouse/check-ins.js');
       const { loadWindow, resetForRepage, windowOf, windowsInRange } =
         await import('../../warehouse/sync-windows.js');
@@ -38,17 +37,7 @@ export function verifyCommand(context: CliContext): Command {
       const config = context.config();
       requireApiBaseUrl(config);
       requireApiKey(config);
-      const runtime = createPipelineRuntime({
-        config,
-        logger: context.logger(),
-        applicationName: 'rewards-etl verify',
-      });
-      try {
-        await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
-      } catch (error) {
-        await runtime.close();
-        throw error;
-      }
+      const runtime = await openMigratedRuntime(config, context.logger(), 'rewards-etl verify');
       try {
         const { db, api, clock } = runtime.deps;
         const windows = await windowsInRange(db, range, ['complete']);
