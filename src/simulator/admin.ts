@@ -1,5 +1,5 @@
 import type { SimulatorControl } from './control.js';
-import type { FaultSettings } from './faults.js';
+import { HOSTILE_VALUES, type FaultSettings, type HostileValue } from './faults.js';
 import type { SimResponse } from './http-types.js';
 import { IntentTransitionError } from './intents.js';
 import { jsonResponse } from './responses.js';
@@ -36,9 +36,10 @@ const FAULT_KEYS = [
   'truncateNext',
   'malformedNext',
   'shiftNextPageBy',
+  'emptyFeedNext',
 ] as const;
 
-/** Only known fault settings with numeric values (rateLimitRps may be null to lift the limit). */
+/** Only known fault settings: numbers (rateLimitRps may be null to lift the limit), hostileCheckIns. */
 function faultPatch(body: Body): Partial<FaultSettings> {
   const patch: Partial<Record<(typeof FAULT_KEYS)[number], number | null>> = {};
   for (const key of FAULT_KEYS) {
@@ -46,7 +47,18 @@ function faultPatch(body: Body): Partial<FaultSettings> {
     if (typeof value === 'number' || (key === 'rateLimitRps' && value === null)) patch[key] = value;
     else if (value !== undefined) throw new TypeError(`${key} must be a number`);
   }
-  return patch as Partial<FaultSettings>;
+  const hostile = body['hostileCheckIns'];
+  if (hostile === undefined) return patch as Partial<FaultSettings>;
+  if (typeof hostile !== 'object' || hostile === null)
+    throw new TypeError('hostileCheckIns must be an object');
+  const hostileCheckIns: Record<string, HostileValue> = {};
+  for (const [id, value] of Object.entries(hostile)) {
+    if (!(HOSTILE_VALUES as readonly unknown[]).includes(value)) {
+      throw new TypeError(`hostileCheckIns.${id} must be one of ${HOSTILE_VALUES.join(', ')}`);
+    }
+    hostileCheckIns[id.toLowerCase()] = value as HostileValue;
+  }
+  return { ...(patch as Partial<FaultSettings>), hostileCheckIns };
 }
 
 function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][] {

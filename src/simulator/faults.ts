@@ -15,7 +15,23 @@ export interface FaultSettings {
   malformedNext: number;
   /** On the next /check_ins request for page >= 1, first insert this many newer rows inside its range. */
   shiftNextPageBy: number;
+  /** The next N /check_ins list answers are empty (`check_ins: []`, total_count 0): a brief outage. */
+  emptyFeedNext: number;
+  /**
+   * Check-in ids (lower case) whose feed form carries a value that is valid JSON but that
+   * Postgres refuses; served until reset.
+   */
+  hostileCheckIns: Record<string, HostileValue>;
 }
+
+/**
+ * `nul`: U+0000 in the location's name. `lone-surrogate`: an unpaired UTF-16 surrogate in it.
+ * `year-0000`: `ended_at` in year 0000 (valid ISO 8601; Postgres has no year 0).
+ * `int-overflow`: the embedded restaurant's `price` above 2^31 - 1 (an `integer` column).
+ * `deep-json`: the embedded restaurant's free-form `tags` nested 10,000 deep.
+ */
+export const HOSTILE_VALUES = ['nul', 'lone-surrogate', 'year-0000', 'int-overflow', 'deep-json'] as const;
+export type HostileValue = (typeof HOSTILE_VALUES)[number];
 
 export const NO_FAULTS: FaultSettings = {
   rateLimitRps: null,
@@ -24,6 +40,8 @@ export const NO_FAULTS: FaultSettings = {
   truncateNext: 0,
   malformedNext: 0,
   shiftNextPageBy: 0,
+  emptyFeedNext: 0,
+  hostileCheckIns: {},
 };
 
 interface Bucket {
@@ -96,6 +114,16 @@ export class FaultInjector {
     if (this.settings.malformedNext <= 0) return false;
     this.settings.malformedNext--;
     return true;
+  }
+
+  takeEmptyFeed(): boolean {
+    if (this.settings.emptyFeedNext <= 0) return false;
+    this.settings.emptyFeedNext--;
+    return true;
+  }
+
+  hostileCheckIn(id: string): HostileValue | undefined {
+    return this.settings.hostileCheckIns[id];
   }
 
   takePageShift(): number {

@@ -12,9 +12,9 @@ import {
   windowKey,
   type Window,
 } from '../sync/windows.js';
-import { countWindowRows, deleteUnseenWindowRows, upsertCheckInPage } from '../warehouse/check-ins.js';
-import { upsertEmbeddedLocations } from '../warehouse/locations.js';
-import { storeRejections } from '../warehouse/rejected-records.js';
+import { countWindowRows, deleteUnseenWindowRows, writeCheckIns } from '../warehouse/check-ins.js';
+import { writePageWithFallback } from '../warehouse/page-fallback.js';
+import { storeRejections, type Rejection } from '../warehouse/rejected-records.js';
 import type { DB, SyncWindow } from '../warehouse/schema.js';
 import { withAdvisoryLock } from '../warehouse/sync-runs.js';
 import {
@@ -295,34 +295,43 @@ async function pageToEnd(
         nextPage = 0;
       }
     }
-    const fresh = result.rejections.filter((r) => {
+    const isFresh = (r: Rejection) => {
       const key = r.recordId ?? JSON.stringify(r.payload);
       if (rejectionsSeen.has(key)) return false;
       rejectionsSeen.add(key);
       return true;
-    });
+    };
+    const fresh = result.rejections.filter(isFresh);
     const seenAt = clock.now();
-    await db.transaction().execute(async (trx) => {
-      await relaxCommitDurability(trx);
-      await upsertCheckInPage(trx, records, seenAt);
-      await upsertEmbeddedLocations(
-        trx,
-        records.map((record) => record.location),
-        seenAt,
-      );
-      await storeRejections(trx, 'checkins', result.rejections, seenAt);
-      await recordPage(trx, window, {
-        cursorBefore: new Date(nextBefore),
-        cursorPage: nextPage,
-        rows: records.length,
-        rejected: fresh.length,
-        apiTotalCount: total,
-        now: seenAt,
-        ...(firstOfAttempt ? { firstTotalCount: total } : {}),
-      });
+    const { refused } = await writePageWithFallback({
+      records,
+      writePage: (rows, refusedRows) =>
+        db.transaction().execute(async (trx) => {
+          await relaxCommitDurability(trx);
+          await writeCheckIns(trx, rows, seenAt);
+          await storeRejections(trx, 'checkins', [...result.rejections, ...refusedRows], seenAt);
+          await recordPage(trx, window, {
+            cursorBefore: new Date(nextBefore),
+            cursorPage: nextPage,
+            rows: records.length - refusedRows.length,
+            rejected: fresh.length + refusedRows.filter(isFresh).length,
+            apiTotalCount: total,
+            now: seenAt,
+            ...(firstOfAttempt ? { firstTotalCount: total } : {}),
+          });
+        }),
+      writeOne: (record) => db.transaction().execute((trx) => writeCheckIns(trx, [record], seenAt)),
+      rejectionOf: (record) => ({ recordId: record.id, payload: record.raw }),
     });
+    fresh.push(...refused);
+    if (refused.length > 0) {
+      deps.logger.warn(
+        { window: describe(window), refused: refused.map((r) => r.recordId) },
+        'the database refused some check-ins of a page; they are in rejected_records, the rest is stored',
+      );
+    }
     if (fresh.length > 0) deps.metrics.recordsRejected.inc({ stream: 'checkins' }, fresh.length);
-    rows += records.length;
+    rows += records.length - refused.length;
     if (done) return { requests, rows };
     before = nextBefore;
     page = nextPage;

@@ -1,6 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { CheckIn } from '../api/records/index.js';
 import type { Executor } from './database.js';
+import type { DB } from './schema.js';
+import { upsertEmbeddedLocations } from './locations.js';
 
 /**
  * Upserts one page of check-ins in ONE statement: `unnest` of column arrays takes one
@@ -39,6 +41,20 @@ export async function upsertCheckInPage(
     where c.last_seen_at <= excluded.last_seen_at
     returning (xmax = 0) as inserted`.execute(db);
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
+}
+
+/** A page's check-ins and the locations (and restaurants) embedded in them, in the caller's transaction. */
+export async function writeCheckIns(
+  trx: Transaction<DB>,
+  checkIns: readonly CheckIn[],
+  seenAt: Date,
+): Promise<void> {
+  await upsertCheckInPage(trx, checkIns, seenAt);
+  await upsertEmbeddedLocations(
+    trx,
+    checkIns.map((checkIn) => checkIn.location),
+    seenAt,
+  );
 }
 
 export interface WindowCounts {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { storablePayloadJson, storableText } from '../api/records/storable.js';
 import type { Executor } from './database.js';
 
 export interface Rejection {
@@ -9,7 +10,8 @@ export interface Rejection {
 }
 
 /**
- * Stores records that failed validation: never silently dropped. Seeing the same bad record again
+ * Stores records that failed validation: never silently dropped. Whatever the record held, its row
+ * is storable (see storablePayloadJson): a rejection never fails the page it came with. Seeing the same bad record again
  * (a window re-paged, a snapshot re-read) bumps its count instead of adding a row. One statement.
  */
 export async function storeRejections(
@@ -23,9 +25,9 @@ export async function storeRejections(
   for (const rejection of rejections) byHash.set(payloadHash(rejection), rejection);
   const rows = [...byHash.entries()].map(([hash, rejection]) => ({
     stream,
-    record_id: rejection.recordId,
-    reason: rejection.reason,
-    payload: safeJson(rejection.payload),
+    record_id: rejection.recordId === null ? null : storableText(rejection.recordId),
+    reason: storableText(rejection.reason),
+    payload: storablePayloadJson(rejection.payload),
     payload_hash: hash,
     seen_at: seenAt,
     last_seen_at: seenAt,
@@ -45,17 +47,8 @@ export async function storeRejections(
 
 function payloadHash(rejection: Rejection): string {
   return createHash('sha256')
-    .update(safeJson(rejection.payload) ?? 'null')
+    .update(storablePayloadJson(rejection.payload))
     .update('\0')
     .update(rejection.reason)
     .digest('hex');
-}
-
-/** jsonb cannot hold every JS value (undefined, cycles, bigint): keep what can be kept. */
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
-  } catch {
-    return JSON.stringify({ unserializable: String(value) });
-  }
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { unstorableReason } from './storable.js';
 
 /**
  * The result of normalizing one record. A rejection carries what `rejected_records` stores:
@@ -118,7 +119,8 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], payload: unkno
 }
 
 /**
- * Builds a `RecordParser` from a wire schema and a mapping to the domain type. Anything thrown
+ * Builds a `RecordParser` from a wire schema and a mapping to the domain type. A record holding
+ * what Postgres cannot store (U+0000, a lone surrogate, deep nesting) is rejected first. Anything thrown
  * inside (which would be a bug) is turned into a rejection, so callers can rely on "never throws".
  */
 export function recordParser<S extends z.ZodType, T>(
@@ -127,6 +129,8 @@ export function recordParser<S extends z.ZodType, T>(
 ): RecordParser<T> {
   return (raw) => {
     try {
+      const unstorable = unstorableReason(raw);
+      if (unstorable !== null) return reject(raw, unstorable);
       const result = schema.safeParse(raw);
       if (!result.success) return reject(raw, formatIssues(result.error.issues, raw));
       return { ok: true, record: toDomain(result.data, raw) };

@@ -34,8 +34,11 @@ export const uuidSchema = z
 const ISO_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 
-/** Earliest and latest instants we accept: the four-digit years of ISO 8601 (0000-9999). */
-const MIN_EPOCH_SECONDS = -62_167_219_200; // 0000-01-01T00:00:00Z
+/**
+ * Earliest and latest instants we accept: the four-digit years 0001-9999. Year 0000 is valid ISO
+ * 8601 but Postgres has no year 0 (1 BC comes before AD 1) and refuses it.
+ */
+const MIN_EPOCH_SECONDS = -62_135_596_800; // 0001-01-01T00:00:00Z
 const MAX_EPOCH_SECONDS = 253_402_300_799; // 9999-12-31T23:59:59Z
 
 function isLeapYear(year: number): boolean {
@@ -63,6 +66,7 @@ export function parseIsoTimestamp(text: string): ValueResult<Date> {
   const hour = Number(h);
   const minute = Number(mi);
   const second = s === undefined ? 0 : Number(s);
+  if (year < 1) return { ok: false, reason: 'year 0000 cannot be stored (Postgres has no year 0)' };
   if (month < 1 || month > 12) return { ok: false, reason: `month ${month} out of range` };
   if (day < 1 || day > daysInMonth(year, month)) {
     return { ok: false, reason: `day ${day} out of range for ${y}-${mo}` };
@@ -87,12 +91,12 @@ export function parseIsoTimestamp(text: string): ValueResult<Date> {
   return { ok: true, value: new Date(date.getTime() - offsetMinutes * 60_000) };
 }
 
-/** Converts integer Unix epoch seconds to a `Date`; rejects fractions and years outside 0000-9999. */
+/** Converts integer Unix epoch seconds to a `Date`; rejects fractions and years outside 0001-9999. */
 export function epochSecondsToDate(seconds: number): ValueResult<Date> {
   if (!Number.isSafeInteger(seconds)) return { ok: false, reason: 'not an integer number of epoch seconds' };
   // Also catches epoch milliseconds sent by mistake: they land beyond year 9999.
   if (seconds < MIN_EPOCH_SECONDS || seconds > MAX_EPOCH_SECONDS) {
-    return { ok: false, reason: `epoch seconds ${seconds} outside years 0000-9999 (milliseconds?)` };
+    return { ok: false, reason: `epoch seconds ${seconds} outside years 0001-9999 (milliseconds?)` };
   }
   return { ok: true, value: new Date(seconds * 1000) };
 }
@@ -199,8 +203,21 @@ export const centsMoneySchema = z.object({ value: centsSchema, currency: currenc
 // ---------------------------------------------------------------------------------------------
 // Misc
 
-/** Non-negative safe integer (counts, page numbers). */
-export const countSchema = z.int().min(0);
+/** Postgres `integer` bounds: a value beyond them is refused by its column, failing the whole page. */
+export const INT4_MIN = -2_147_483_648;
+export const INT4_MAX = 2_147_483_647;
+
+/** An integer stored in an `integer` column. */
+export const int4Schema = z
+  .int()
+  .min(INT4_MIN, { message: 'below the 32-bit integer range of its column' })
+  .max(INT4_MAX, { message: 'above the 32-bit integer range of its column' });
+
+/** Non-negative integer within `integer` (counts, thresholds, page numbers). */
+export const countSchema = z
+  .int()
+  .min(0)
+  .max(INT4_MAX, { message: 'above the 32-bit integer range of its column' });
 
 /** `YYYY-MM-DD` calendar date, kept as a string (it has no time zone, so a Date would shift it). */
 export const calendarDateSchema = z.string().refine(

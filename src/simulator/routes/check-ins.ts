@@ -3,6 +3,7 @@ import type { RangeQuery } from '../check-in-store.js';
 import type { SimContext } from '../context.js';
 import { checkInForm } from '../forms.js';
 import type { Route, SimRequest, SimResponse } from '../http-types.js';
+import type { HostileValue } from '../faults.js';
 import { isUuid, paginationWrapper, parseIsoParam, parsePaging, parseUuidParam } from '../params.js';
 import { forbiddenPage, invalidParameter, jsonResponse, resourceNotFound } from '../responses.js';
 import { addCheckIn } from '../world-ops.js';
@@ -13,6 +14,9 @@ const hasUserAgent = (request: SimRequest): boolean => {
 };
 
 /** The venue feed: API key with read:checkins, newest first, AND-combined filters. */
+const DEEP_JSON_MARKER = '__simulator_deep_json__';
+const DEEP_JSON = `${'['.repeat(10_000)}"bottom"${']'.repeat(10_000)}`;
+
 export function checkInRoutes(ctx: SimContext): Route[] {
   const { world, credentials } = ctx;
 
@@ -51,6 +55,17 @@ export function checkInRoutes(ctx: SimContext): Route[] {
       const at = base + k < query.toMs ? base + k : base;
       addCheckIn(world, at, locationIndex, { ongoing: false });
     }
+  };
+
+  const makeHostile = (record: Record<string, unknown>, value: HostileValue | undefined): void => {
+    const location = record['location'] as Record<string, unknown>;
+    if (value === 'nul') location['name'] = `${String(location['name'])}\u0000`;
+    if (value === 'lone-surrogate') location['name'] = `${String(location['name'])}\ud800`;
+    if (value === 'year-0000') record['ended_at'] = '0000-06-01T12:00:00Z';
+    const restaurant = location['restaurant'] as Record<string, unknown>;
+    if (value === 'int-overflow') restaurant['price'] = 2 ** 31;
+    // JSON.stringify cannot write 10,000 levels (it recurses); the marker is spliced after.
+    if (value === 'deep-json') restaurant['tags'] = DEEP_JSON_MARKER;
   };
 
   const corrupt = (records: Record<string, unknown>[]): void => {
@@ -100,10 +115,15 @@ export function checkInRoutes(ctx: SimContext): Route[] {
       return row ? [checkInForm(world, row, world.checkInIds.encode(seq), 'full')] : [];
     });
     if (ctx.faults.takeMalformed()) corrupt(records);
-    return jsonResponse(200, {
+    if (ctx.faults.takeEmptyFeed()) {
+      return jsonResponse(200, { check_ins: [], pagination: paginationWrapper(0, paging.value) });
+    }
+    for (const record of records) makeHostile(record, ctx.faults.hostileCheckIn(String(record['id'])));
+    const response = jsonResponse(200, {
       check_ins: records,
       pagination: paginationWrapper(result.totalCount, paging.value),
     });
+    return { ...response, body: response.body.replaceAll(`"${DEEP_JSON_MARKER}"`, DEEP_JSON) };
   };
 
   return [
