@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { planCheckinWindows, recheckLookback, updateWatermark } from '../src/streams/checkins.js';
+import { planAndRecheck, updateWatermark } from '../src/streams/checkins.js';
 import { STREAMS } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
 import { dueWindows } from '../src/warehouse/sync-windows.js';
@@ -18,8 +18,7 @@ export const checkinsPlanJob = defineJob({
   schedules: (config) => [{ id: 'checkins-plan', everyMs: STREAMS.checkins.everyMs(config), data: {} }],
   async process(context) {
     const { deps } = context;
-    const plan = await planCheckinWindows(deps);
-    const lookback = await recheckLookback(deps);
+    const prepared = await planAndRecheck(deps);
     const due = await dueWindows(deps.db, deps.clock.now());
     const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
     const watermark = await updateWatermark(deps);
@@ -28,8 +27,7 @@ export const checkinsPlanJob = defineJob({
     const { neverRefreshed } = await countLocations(deps.db);
     if (neverRefreshed > 0) await enqueueCatchUp(context.queue(QUEUES.streams), 'locations');
     return {
-      planned: plan.planned,
-      ...lookback,
+      ...prepared,
       enqueued,
       watermark,
       locationsNeverRefreshed: neverRefreshed,

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as warehouse from './20261122_0001_warehouse.js';
 import * as windowKeyset from './20261122_0002_window_keyset_checkpoint.js';
 import * as statusIndexes from './20261122_0003_status_and_polling_indexes.js';
+import * as checkinsSoftDelete from './20261124_0004_checkins_soft_delete.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
   '20261122_0001_warehouse': warehouse,
   '20261122_0002_window_keyset_checkpoint': windowKeyset,
   '20261122_0003_status_and_polling_indexes': statusIndexes,
+  '20261124_0004_checkins_soft_delete': checkinsSoftDelete,
 };

@@ -138,6 +138,7 @@ const envSchema = z.object({
   CHECKINS_LOOKBACK: duration.default(86_400_000),
   CHECKINS_LOOKBACK_EVERY: positiveDuration.default(900_000),
   CHECKINS_SPLIT_PAGES: integerIn(1, 100_000).default(50),
+  CHECKINS_DELETE_CONFIRM_AFTER: positiveDuration.default(1_800_000),
   CHECKINS_EVERY: positiveDuration.default(60_000),
   RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
   CHALLENGES_EVERY: positiveDuration.default(3_600_000),
@@ -194,6 +195,8 @@ export interface Config {
     lookbackEveryMs: number;
     /** A window whose first page says it holds more than this many pages is split. */
     splitPages: number;
+    /** A drop of rows is acted on only when a second read this much later confirms it. */
+    deleteConfirmAfterMs: number;
   };
   schedules: {
     checkinsMs: number;
@@ -317,6 +320,7 @@ function toConfig(env: Env): Config {
       lookbackMs: env.CHECKINS_LOOKBACK,
       lookbackEveryMs: env.CHECKINS_LOOKBACK_EVERY,
       splitPages: env.CHECKINS_SPLIT_PAGES,
+      deleteConfirmAfterMs: env.CHECKINS_DELETE_CONFIRM_AFTER,
     },
     schedules: {
       checkinsMs: env.CHECKINS_EVERY,

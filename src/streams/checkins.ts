@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import type { CheckIn } from '../api/records/index.js';
 import { exponentialBackoffMs } from '../sync/backoff.js';
+import { confirmedDropBefore, nextDropSuspicion } from '../sync/drop-guard.js';
 import {
   advanceWatermark,
   lookbackWindows,
@@ -12,7 +13,12 @@ import {
   windowKey,
   type Window,
 } from '../sync/windows.js';
-import { countWindowRows, deleteUnseenWindowRows, writeCheckIns } from '../warehouse/check-ins.js';
+import {
+  countWindowRows,
+  unseenWindowRows,
+  writeCheckIns,
+  type WindowCounts,
+} from '../warehouse/check-ins.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
 import { storeRejections, type Rejection } from '../warehouse/rejected-records.js';
 import type { DB, SyncWindow } from '../warehouse/schema.js';
@@ -35,6 +41,7 @@ import {
   saveCheckinsState,
   windowOf,
   windowsInRange,
+  windowsWithDropToConfirm,
 } from '../warehouse/sync-windows.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
@@ -217,26 +224,25 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     }
     const now = clock.now();
     if (accounted === apiTotal) {
-      // Consistent: every row of the window was met in this attempt, so rows not met are gone.
-      const removed = await db.transaction().execute(async (trx) => {
-        await relaxCommitDurability(trx);
-        const gone = await deleteUnseenWindowRows(
-          trx,
-          new Date(window.start),
-          new Date(window.end),
-          attemptStart,
-        );
-        await completeWindow(trx, window, { apiTotalCount: apiTotal, rowsRemoved: gone, now });
-        return gone;
-      });
-      if (removed > 0)
+      const dropped = await completeConsistentWindow(deps, window, row, { apiTotal, attemptStart, now });
+      if (dropped.deleted > 0 || dropped.suspected > 0) {
         deps.logger.info(
-          { window: describe(window), removed },
-          'check-ins no longer in the feed were removed',
+          { window: describe(window), deleted: dropped.deleted, suspected: dropped.suspected },
+          dropped.deleted > 0
+            ? 'check-ins missing from two reads were marked deleted'
+            : 'check-ins missing from the feed; a later read confirms before anything is deleted',
         );
+      }
       // Distinct rows of the window, not records read: keyset ties are read twice.
       deps.metrics.rowsIngested.inc({ stream: 'checkins' }, counts.seenSince);
-      return { status: 'complete', window, rows: counts.seenSince, requests, removed, repages: repage };
+      return {
+        status: 'complete',
+        window,
+        rows: counts.seenSince,
+        requests,
+        removed: dropped.deleted,
+        repages: repage,
+      };
     }
     const reason = `count moved while paging: api total_count ${apiTotal}, seen ${counts.seenSince} + ${row.rows_rejected} rejected`;
     if (repage >= MAX_REPAGES) throw new Error(`${reason}; gave up after ${MAX_REPAGES} re-pages`);
@@ -247,6 +253,40 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     await resetForRepage(db, window, { now, reason, countAsRepage: true, status: 'running' });
     row = (await loadWindow(db, window)) ?? row;
   }
+}
+
+/**
+ * Every row of the window was met in this attempt, so rows not met are gone from the API, or the
+ * API answered short for a moment. They are marked deleted only when an earlier read, at least
+ * CHECKINS_DELETE_CONFIRM_AFTER before, missed them too (src/sync/drop-guard.ts).
+ */
+async function completeConsistentWindow(
+  deps: CheckinsDeps,
+  window: Window,
+  row: SyncWindow,
+  read: { apiTotal: number; attemptStart: Date; now: Date },
+): Promise<{ deleted: number; suspected: number }> {
+  const range = { start: new Date(window.start), end: new Date(window.end) };
+  const state = {
+    suspectedAt: row.drop_suspected_at?.getTime() ?? null,
+    attemptStart: read.attemptStart.getTime(),
+    confirmAfterMs: deps.config.checkins.deleteConfirmAfterMs,
+  };
+  return deps.db.transaction().execute(async (trx) => {
+    await relaxCommitDurability(trx);
+    const confirmedBefore = confirmedDropBefore(state);
+    const deleted =
+      confirmedBefore === null ? 0 : await unseenWindowRows(trx, range, new Date(confirmedBefore), read.now);
+    const suspected = await unseenWindowRows(trx, range, read.attemptStart);
+    const next = nextDropSuspicion(state, suspected);
+    await completeWindow(trx, window, {
+      apiTotalCount: read.apiTotal,
+      rowsRemoved: deleted,
+      dropSuspectedAt: next === null ? null : new Date(next),
+      now: read.now,
+    });
+    return { deleted, suspected };
+  });
 }
 
 async function pageToEnd(
@@ -339,13 +379,47 @@ async function pageToEnd(
   }
 }
 
+/** One window's count in the API against the warehouse's live rows plus its rejections. */
+export interface WindowProbe {
+  apiTotal: number;
+  warehouse: number;
+  rejected: number;
+  matches: boolean;
+}
+
 /**
- * Look-back: complete windows inside CHECKINS_LOOKBACK not checked for CHECKINS_LOOKBACK_EVERY.
- * A window holding ongoing visits is re-paged (only a read shows ended_at); any other is probed
- * with one page_size=1 request and re-paged only when the API's count differs from ours.
+ * The one-request check shared by the look-back and `verify`: a `page_size=1` count of the
+ * window in the API, compared with the warehouse's live rows plus the window's rejected records.
  */
-export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: number; repaged: number }> {
-  const { db, api, clock, config, signal } = deps;
+export async function probeWindow(
+  deps: Pick<CheckinsDeps, 'db' | 'api' | 'signal'>,
+  row: SyncWindow,
+  counts?: WindowCounts,
+): Promise<WindowProbe> {
+  const ours = counts ?? (await countWindowRows(deps.db, row.window_start, row.window_end, null));
+  const apiTotal = await deps.api.countCheckIns({
+    createdAfter: row.window_start,
+    createdBefore: row.window_end,
+    signal: deps.signal,
+  });
+  return {
+    apiTotal,
+    warehouse: ours.total,
+    rejected: row.rows_rejected,
+    matches: apiTotal === ours.total + row.rows_rejected,
+  };
+}
+
+/**
+ * Look-back: complete windows inside CHECKINS_LOOKBACK not checked for CHECKINS_LOOKBACK_EVERY
+ * (`everyMs: 0`, a foreground `run`: all of them). A window holding ongoing visits is re-paged
+ * (only a read shows ended_at); any other is probed and re-paged only when the counts differ.
+ */
+export async function recheckLookback(
+  deps: CheckinsDeps,
+  options: { everyMs?: number } = {},
+): Promise<{ probes: number; repaged: number }> {
+  const { db, clock, config, signal } = deps;
   const now = clock.now();
   // Windows never exceed CHECKINS_WINDOW, so none ending inside the look-back starts earlier than this.
   const from = new Date(now.getTime() - config.checkins.lookbackMs - config.checkins.windowMs);
@@ -358,25 +432,32 @@ export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: num
     complete,
     now.getTime(),
     config.checkins.lookbackMs,
-    config.checkins.lookbackEveryMs,
+    options.everyMs ?? config.checkins.lookbackEveryMs,
   ).map((candidate) => candidate.row);
   let probes = 0;
   let repaged = 0;
+  // A suspected drop is read again once it is old enough to be confirmed (or cleared), wherever
+  // its window lies: outside the look-back nothing else would read it again.
+  const confirmBefore = new Date(now.getTime() - config.checkins.deleteConfirmAfterMs);
+  for (const row of await windowsWithDropToConfirm(db, confirmBefore)) {
+    await resetForRepage(db, windowOf(row), {
+      now,
+      reason: 'confirming a suspected drop of rows',
+      countAsRepage: false,
+    });
+    repaged++;
+  }
   for (const row of candidates) {
     signal?.throwIfAborted();
     const window = windowOf(row);
     const counts = await countWindowRows(db, row.window_start, row.window_end, null);
     let reason: string | null = counts.ongoing > 0 ? `look-back: ${counts.ongoing} ongoing visits` : null;
     if (reason === null) {
-      const apiTotal = await api.countCheckIns({
-        createdAfter: row.window_start,
-        createdBefore: row.window_end,
-        signal,
-      });
+      const probe = await probeWindow(deps, row, counts);
       probes++;
-      if (apiTotal !== counts.total + row.rows_rejected)
-        reason = `look-back: api total_count ${apiTotal}, warehouse ${counts.total}`;
-      else await markChecked(db, window, now, apiTotal);
+      if (!probe.matches)
+        reason = `look-back: api total_count ${probe.apiTotal}, warehouse ${probe.warehouse}`;
+      else await markChecked(db, window, now, probe.apiTotal);
     }
     if (reason !== null) {
       await resetForRepage(db, window, { now, reason, countAsRepage: false });
@@ -384,6 +465,20 @@ export async function recheckLookback(deps: CheckinsDeps): Promise<{ probes: num
     }
   }
   return { probes, repaged };
+}
+
+/**
+ * What every check-in tick does before paging: plan new windows, then the look-back. Shared by
+ * the worker's `checkins-plan` job (which hands due windows to the window queue) and a
+ * foreground `run` (which pages them itself, re-checking the whole look-back).
+ */
+export async function planAndRecheck(
+  deps: CheckinsDeps,
+  options: { fullLookback?: boolean } = {},
+): Promise<{ planned: number; probes: number; repaged: number }> {
+  const plan = await planCheckinWindows(deps);
+  const lookback = await recheckLookback(deps, options.fullLookback === true ? { everyMs: 0 } : {});
+  return { planned: plan.planned, ...lookback };
 }
 
 /** Moves the low watermark across contiguous complete windows; never backwards. */
@@ -402,18 +497,25 @@ export async function updateWatermark(deps: Pick<CheckinsDeps, 'db' | 'clock'>):
   return watermark;
 }
 
-/** `run checkins`: plan, look back, page every due window in this process, move the watermark. */
+/**
+ * `run checkins`: a full pass in the foreground. Plans, re-checks every window of the look-back
+ * (whatever CHECKINS_LOOKBACK_EVERY says), pages every due window in this process (failed ones
+ * too, without waiting out their backoff), moves the watermark. Windows still failed at the end
+ * are named in `problems`, so `run` can exit 1 naming them.
+ */
 export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> {
-  const plan = await planCheckinWindows(deps);
-  const lookback = await recheckLookback(deps);
+  const prepared = await planAndRecheck(deps, { fullLookback: true });
   const tally = { complete: 0, split: 0, failed: 0, skipped: 0 };
   let rows = 0;
-  let requests = lookback.probes;
+  let requests = prepared.probes;
   // Splits add new due windows, so keep taking due windows until none is left.
   for (let round = 0; round < 20; round++) {
     // In the foreground every running window is tried at once: its advisory lock says whether a
     // live process holds it (skipped) or its holder died (resumed from its checkpoint).
-    const due = await dueWindows(deps.db, deps.clock.now(), { staleRunningMs: 0 });
+    const due = await dueWindows(deps.db, deps.clock.now(), {
+      staleRunningMs: 0,
+      ignoreBackoff: round === 0,
+    });
     const mine = due.filter((row) => row.status !== 'failed' || round === 0);
     if (mine.length === 0) break;
     let progressed = false;
@@ -427,18 +529,24 @@ export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> 
     if (!progressed) break;
   }
   const watermark = await updateWatermark(deps);
+  const unfinished = await windowsInRange(deps.db, {}, ['failed']);
+  const problems = unfinished.map(
+    (row) => `window ${describe(windowOf(row))} failed: ${row.last_error ?? 'no reason recorded'}`,
+  );
   return {
-    status: tally.failed > 0 ? 'partial' : 'succeeded',
+    status: problems.length > 0 ? 'partial' : 'succeeded',
     rows,
     requests,
     details: {
-      planned: plan.planned,
+      planned: prepared.planned,
       ...tally,
-      lookbackProbes: lookback.probes,
-      lookbackRepaged: lookback.repaged,
+      lookbackProbes: prepared.probes,
+      lookbackRepaged: prepared.repaged,
       watermark,
     },
-    ...(tally.failed > 0 ? { error: `${tally.failed} window(s) failed and will be retried` } : {}),
+    ...(problems.length > 0
+      ? { error: `${problems.length} window(s) failed and will be retried`, problems }
+      : {}),
   };
 }
 

@@ -28,4 +28,6 @@ export interface PassOutcome {
   /** Shown in sync_runs.details and `status`: what a person needs to know about this pass. */
   details?: Record<string, unknown>;
   error?: string;
+  /** One line per piece of work left undone (a failed window and why): `run` prints them and exits 1. */
+  problems?: string[];
 }

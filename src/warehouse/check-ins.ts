@@ -9,8 +9,8 @@ import { upsertEmbeddedLocations } from './locations.js';
  * parameter per column, so a page of any size stays far from Postgres's 65,535-parameter limit.
  *
  * Stale-write guard: a row is only updated by a read at least as new as the one that last
- * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end).
- * Returns how many rows were new.
+ * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end). A row
+ * marked deleted that is seen again is live again. Returns how many rows were new.
  */
 export async function upsertCheckInPage(
   db: Executor,
@@ -37,7 +37,8 @@ export async function upsertCheckInPage(
       svc_pay_enabled = excluded.svc_pay_enabled,
       created_at = excluded.created_at,
       ended_at = coalesce(excluded.ended_at, c.ended_at),
-      last_seen_at = excluded.last_seen_at
+      last_seen_at = excluded.last_seen_at,
+      deleted_at = null
     where c.last_seen_at <= excluded.last_seen_at
     returning (xmax = 0) as inserted`.execute(db);
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
@@ -63,7 +64,7 @@ export interface WindowCounts {
   ongoing: number;
 }
 
-/** Warehouse rows in [start, end): all of them, those seen since `since`, and ongoing visits. */
+/** Live warehouse rows in [start, end): all of them, those seen since `since`, and ongoing visits. */
 export async function countWindowRows(
   db: Executor,
   start: Date,
@@ -81,22 +82,39 @@ export async function countWindowRows(
     ])
     .where('created_at', '>=', start)
     .where('created_at', '<', end)
+    .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return { total: Number(row.total), seenSince: Number(row.seen_since), ongoing: Number(row.ongoing) };
 }
 
-/** Rows of a window that a complete, consistent paging did not meet: gone from the API. */
-export async function deleteUnseenWindowRows(
+/**
+ * Live rows of a window that a complete, consistent paging did not meet (last seen before
+ * `since`). With `markDeletedAt` they are marked deleted at that instant; without, only counted.
+ */
+export async function unseenWindowRows(
   db: Executor,
-  start: Date,
-  end: Date,
+  window: { start: Date; end: Date },
   since: Date,
+  markDeletedAt?: Date,
 ): Promise<number> {
+  if (markDeletedAt === undefined) {
+    const row = await db
+      .selectFrom('rewards.check_ins')
+      .select((eb) => eb.fn.countAll<string>().as('unseen'))
+      .where('created_at', '>=', window.start)
+      .where('created_at', '<', window.end)
+      .where('last_seen_at', '<', since)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.unseen);
+  }
   const result = await db
-    .deleteFrom('rewards.check_ins')
-    .where('created_at', '>=', start)
-    .where('created_at', '<', end)
+    .updateTable('rewards.check_ins')
+    .set({ deleted_at: markDeletedAt })
+    .where('created_at', '>=', window.start)
+    .where('created_at', '<', window.end)
     .where('last_seen_at', '<', since)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return Number(result.numUpdatedRows);
 }

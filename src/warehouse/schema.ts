@@ -84,6 +84,8 @@ export interface CheckInsTable {
   ended_at: Timestamp | null;
   first_seen_at: DefaultedTimestamp;
   last_seen_at: DefaultedTimestamp;
+  /** Set once a drop is confirmed by a second read; cleared when the row is seen again. */
+  deleted_at: Timestamp | null;
 }
 
 export interface ChallengesTable {
@@ -198,6 +200,8 @@ export interface SyncWindowsTable {
   attempt_started_at: Timestamp | null;
   rows_removed: Generated<number>;
   last_checked_at: Timestamp | null;
+  /** When a consistent paging first missed rows the warehouse holds (not yet acted on). */
+  drop_suspected_at: Timestamp | null;
   next_attempt_at: Timestamp | null;
 }
 

@@ -86,7 +86,7 @@ export async function recordPage(db: Executor, window: Window, progress: PagePro
 export async function completeWindow(
   db: Executor,
   window: Window,
-  outcome: { apiTotalCount: number; rowsRemoved: number; now: Date },
+  outcome: { apiTotalCount: number; rowsRemoved: number; dropSuspectedAt: Date | null; now: Date },
 ): Promise<void> {
   await db
     .updateTable('rewards.sync_windows')
@@ -94,6 +94,7 @@ export async function completeWindow(
       status: 'complete',
       api_total_count: outcome.apiTotalCount,
       rows_removed: sql`rows_removed + ${outcome.rowsRemoved}`,
+      drop_suspected_at: outcome.dropSuspectedAt,
       completed_at: outcome.now,
       last_checked_at: outcome.now,
       last_error: null,
@@ -104,6 +105,22 @@ export async function completeWindow(
       updated_at: outcome.now,
     })
     .where(isWindow(window))
+    .execute();
+}
+
+/** `verify` found the window's counts equal. */
+export async function markVerified(db: Executor, window: Window, now: Date): Promise<void> {
+  await db.updateTable('rewards.sync_windows').set({ verified_at: now }).where(isWindow(window)).execute();
+}
+
+/** Complete windows whose suspected drop is due for its confirming read. */
+export async function windowsWithDropToConfirm(db: Executor, suspectedBefore: Date): Promise<SyncWindow[]> {
+  return db
+    .selectFrom('rewards.sync_windows')
+    .selectAll()
+    .where('status', '=', 'complete')
+    .where('drop_suspected_at', '<=', suspectedBefore)
+    .orderBy('window_start')
     .execute();
 }
 
@@ -185,7 +202,7 @@ export async function replaceWithParts(
 export async function dueWindows(
   db: Executor,
   now: Date,
-  options: { limit?: number; staleRunningMs?: number } = {},
+  options: { limit?: number; staleRunningMs?: number; ignoreBackoff?: boolean } = {},
 ): Promise<SyncWindow[]> {
   const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 30_000));
   return db
@@ -197,7 +214,10 @@ export async function dueWindows(
         eb('status', '=', 'pending'),
         eb.and([
           eb('status', '=', 'failed'),
-          eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]),
+          // A foreground run retries failed windows now; the worker waits out their backoff.
+          options.ignoreBackoff === true
+            ? eb.lit(true)
+            : eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]),
         ]),
         // A crashed process leaves its window "running"; the advisory lock tells the truth, so
         // a stale running window is offered again and the lock decides who pages it.

@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
+import { stripControlCharacters } from '../../status/format.js';
 
 export function runCommand(context: CliContext): Command {
   return new Command('run')
@@ -51,14 +52,20 @@ export function runCommand(context: CliContext): Command {
             if (controller.signal.aborted) break;
             continue;
           }
-          if (result.status === 'failed') failed++;
+          // Partial is a failure here: a cron job or an alert on the exit code must see data left behind.
+          if (result.status === 'failed' || result.status === 'partial') failed++;
           context.stdout.write(formatResult(result));
+          for (const problem of 'problems' in result ? (result.problems ?? []) : []) {
+            context.stdout.write(`${''.padEnd(16)}   ${stripControlCharacters(problem)}\n`);
+          }
         }
       } finally {
         detach();
         await runtime.close();
       }
-      if (failed > 0) throw new CliExit(ExitCode.failed, `${failed} stream(s) failed`);
+      if (failed > 0) {
+        throw new CliExit(ExitCode.failed, `${failed} stream(s) failed or left work undone (see above)`);
+      }
     });
 }
 

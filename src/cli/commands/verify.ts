@@ -4,20 +4,24 @@ import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { parseInstant } from '../parse-instant.js';
+import { stripControlCharacters } from '../../status/format.js';
 
 interface VerifyRow {
   start: Date;
   end: Date;
-  api: number;
+  /** null: not probed, the window is not complete. */
+  api: number | null;
   warehouse: number;
   rejected: number;
+  /** 'ok', 'MISMATCH', or the state of a window that is not complete. */
+  result: string;
   ok: boolean;
 }
 
 export function verifyCommand(context: CliContext): Command {
   return new Command('verify')
     .description(
-      "for each completed check-in window, compare the warehouse count with the API's total_count (one page_size=1 probe per window); exit 3 on mismatch",
+      "for each check-in window, compare the warehouse count with the API's total_count (one page_size=1 probe per window); a window not complete (failed, pending, running) counts as not verified; exit 3 on any",
     )
     .option('--from <iso>', 'only windows starting at or after this instant')
     .option('--to <iso>', 'only windows ending at or before this instant')
@@ -26,8 +30,9 @@ export function verifyCommand(context: CliContext): Command {
     .action(async (options: { from?: string; to?: string; repair?: boolean; all?: boolean }) => {
       const { QUEUES } = await import('../../../jobs/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
+      const { probeWindow } = await import('../../streams/checkins.js');
       const { countWindowRows } = await import('../../warehouse/check-ins.js');
-      const { loadWindow, resetForRepage, windowOf, windowsInRange } =
+      const { loadWindow, markVerified, resetForRepage, windowOf, windowsInRange } =
         await import('../../warehouse/sync-windows.js');
       const { createQueues } = await import('../../worker/worker.js');
       const range = {
@@ -39,44 +44,47 @@ export function verifyCommand(context: CliContext): Command {
       requireApiKey(config);
       const runtime = await openMigratedRuntime(config, context.logger(), 'rewards-etl verify');
       try {
-        const { db, api, clock } = runtime.deps;
-        const windows = await windowsInRange(db, range, ['complete']);
+        const { db, clock } = runtime.deps;
+        // Every window of the range, whatever its state: one not complete is not verified.
+        const windows = await windowsInRange(db, range);
         const rows: VerifyRow[] = [];
         for (const window of windows) {
-          const apiCount = await api.countCheckIns({
-            createdAfter: window.window_start,
-            createdBefore: window.window_end,
-          });
-          const counts = await countWindowRows(db, window.window_start, window.window_end, null);
-          const ok = apiCount === counts.total + window.rows_rejected;
+          const base = { start: window.window_start, end: window.window_end, rejected: window.rows_rejected };
+          if (window.status !== 'complete') {
+            const counts = await countWindowRows(db, window.window_start, window.window_end, null);
+            const why = window.last_error === null ? '' : `: ${window.last_error}`;
+            rows.push({
+              ...base,
+              api: null,
+              warehouse: counts.total,
+              result: `${window.status}${why}`,
+              ok: false,
+            });
+            continue;
+          }
+          const probe = await probeWindow(runtime.deps, window);
           rows.push({
-            start: window.window_start,
-            end: window.window_end,
-            api: apiCount,
-            warehouse: counts.total,
-            rejected: window.rows_rejected,
-            ok,
+            ...base,
+            api: probe.apiTotal,
+            warehouse: probe.warehouse,
+            result: probe.matches ? 'ok' : 'MISMATCH',
+            ok: probe.matches,
           });
-          if (ok)
-            await db
-              .updateTable('rewards.sync_windows')
-              .set({ verified_at: clock.now() })
-              .where('stream', '=', 'checkins')
-              .where('window_start', '=', window.window_start)
-              .where('window_end', '=', window.window_end)
-              .execute();
+          if (probe.matches) await markVerified(db, windowOf(window), clock.now());
         }
         const bad = rows.filter((row) => !row.ok);
+        const unfinished = bad.filter((row) => row.api === null).length;
         context.stdout.write(renderTable(options.all === true ? rows : bad));
         context.stdout.write(
-          `${rows.length} window(s) checked, ${rows.length - bad.length} match, ${bad.length} differ` +
+          `${rows.length} window(s) checked, ${rows.length - bad.length} match, ` +
+            `${bad.length - unfinished} differ, ${unfinished} not complete` +
             ` (api ${sum(rows, 'api')} vs warehouse ${sum(rows, 'warehouse')} + ${sum(rows, 'rejected')} rejected)\n`,
         );
         if (bad.length > 0 && options.repair === true) {
           const queues = createQueues(config, runtime.redis);
           try {
             const reopened = [];
-            for (const row of bad) {
+            for (const row of bad.filter((bad) => bad.api !== null)) {
               const window = { start: row.start.getTime(), end: row.end.getTime() };
               await resetForRepage(db, window, {
                 now: clock.now(),
@@ -103,7 +111,7 @@ export function verifyCommand(context: CliContext): Command {
 }
 
 function sum(rows: VerifyRow[], key: 'api' | 'warehouse' | 'rejected'): number {
-  return rows.reduce((total, row) => total + row[key], 0);
+  return rows.reduce((total, row) => total + (row[key] ?? 0), 0);
 }
 
 function renderTable(rows: VerifyRow[]): string {
@@ -112,10 +120,10 @@ function renderTable(rows: VerifyRow[]): string {
   const lines = rows.map((row) => [
     row.start.toISOString(),
     row.end.toISOString(),
-    String(row.api),
+    row.api === null ? '-' : String(row.api),
     String(row.warehouse),
     String(row.rejected),
-    row.ok ? 'ok' : 'MISMATCH',
+    stripControlCharacters(row.result),
   ]);
   const widths = header.map((title, i) =>
     Math.max(title.length, ...lines.map((line) => line[i]?.length ?? 0)),

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, freshDatabaseUrl, type TestDatabase } from '../../helpers/db.js';
@@ -188,5 +189,47 @@ describe('run, verify and a crash mid-window', () => {
       )
       .execute();
     expect(back).toHaveLength(5);
+  });
+
+  it('a run that leaves a window failed exits 1 naming it, and verify exits 3 naming it; fixed, both exit 0', async () => {
+    const victim = await t.db
+      .selectFrom('rewards.check_ins')
+      .select(['id', 'created_at'])
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    // The warehouse refuses to take this row back (not a data error: the page fails as a whole).
+    await sql`
+      create function rewards.refuse_victim() returns trigger language plpgsql as $$
+      begin
+        if new.id = ${sql.lit(victim.id)}::uuid then raise exception 'refused by a test trigger'; end if;
+        return new;
+      end $$`.execute(t.db);
+    await sql`create trigger refuse_victim before insert on rewards.check_ins
+      for each row execute function rewards.refuse_victim()`.execute(t.db);
+    await t.db.deleteFrom('rewards.check_ins').where('id', '=', victim.id).execute();
+    try {
+      const run = await cli(['run', 'checkins'], env);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stdout).toMatch(/window \S+\.\.\S+ failed: .*refused by a test trigger/);
+      expect(run.stderr).toMatch(/failed or left work undone/);
+      const verify = await cli(['verify'], env);
+      expect(verify.code).toBe(3);
+      expect(verify.stdout).toMatch(/failed: .*refused by a test trigger/);
+      expect(verify.stdout).toMatch(/1 not complete/);
+    } finally {
+      await sql`drop trigger refuse_victim on rewards.check_ins`.execute(t.db);
+      await sql`drop function rewards.refuse_victim()`.execute(t.db);
+    }
+    const fixed = await cli(['run', 'checkins'], env);
+    expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
+    const verified = await cli(['verify'], env);
+    expect(verified.code, verified.stdout).toBe(0);
+    const back = await t.db
+      .selectFrom('rewards.check_ins')
+      .select('id')
+      .where('id', '=', victim.id)
+      .execute();
+    expect(back).toHaveLength(1);
   });
 });
