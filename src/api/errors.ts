@@ -162,6 +162,22 @@ export class RetryAfterTooLongError extends PartnerApiError {
   }
 }
 
+/**
+ * The server keeps saying there is a next page past every page its own totals allow (empty pages
+ * with next_page = page + 1, or the same page again and again): stopped instead of looping.
+ */
+export class PagingOverrunError extends PartnerApiError {
+  override readonly name = 'PagingOverrunError';
+  readonly retryable = false;
+  constructor(pagesRead: number, allowed: number, details: ErrorDetails = {}) {
+    super(
+      `paging did not end: ${pagesRead} pages read, more than the ${allowed} that total_count and ` +
+        'total_pages allow (the API keeps answering a next_page); stopped, nothing was deleted',
+      details,
+    );
+  }
+}
+
 /** 5xx, JSON or HTML body. */
 export class ServerError extends PartnerApiError {
   override readonly name = 'ServerError';

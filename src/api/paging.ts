@@ -1,5 +1,6 @@
 import type { Pagination, Rejection } from './records/index.js';
-import { UnexpectedResponseShapeError } from './errors.js';
+import { PagingOverrunError, UnexpectedResponseShapeError } from './errors.js';
+import { pageAllowance } from './records/pagination.js';
 
 // Paging trusts the server's `pagination` wrapper, not what we asked for: the server may cap
 // `page_size`, and `next_page` (null on the last page) is what says whether there is more.
@@ -37,11 +38,15 @@ export function pageStream<T>(fetchPage: FetchPage<T>, startPage = 0): PageStrea
     },
     async *[Symbol.asyncIterator]() {
       let page: number | null = startPage;
+      let allowed = 0;
       while (page !== null) {
         const result: Page<T> = await fetchPage(page);
         pagesFetched++;
         firstTotalCount ??= result.pagination.totalCount;
         lastTotalCount = result.pagination.totalCount;
+        // The most pages any answer's totals allowed (totals may grow while we page).
+        allowed = Math.max(allowed, pageAllowance(result.pagination, result.pagination.pageSize));
+        if (page - startPage + 1 > allowed) throw new PagingOverrunError(page - startPage + 1, allowed);
         const next = result.pagination.nextPage;
         // A next_page that does not move forward would page forever.
         if (next !== null && next <= page) {
@@ -51,7 +56,8 @@ export function pageStream<T>(fetchPage: FetchPage<T>, startPage = 0): PageStrea
           );
         }
         yield result;
-        page = next;
+        // An empty page ends the list whatever next_page says: pages after it are past the data.
+        page = result.records.length + result.rejections.length === 0 ? null : next;
       }
     },
   };

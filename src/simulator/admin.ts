@@ -47,6 +47,17 @@ function faultPatch(body: Body): Partial<FaultSettings> {
     if (typeof value === 'number' || (key === 'rateLimitRps' && value === null)) patch[key] = value;
     else if (value !== undefined) throw new TypeError(`${key} must be a number`);
   }
+  const choice = <T extends string>(key: string, options: readonly T[]): T | null | undefined => {
+    const value = body[key];
+    if (value === undefined || value === null) return value;
+    if (!(options as readonly unknown[]).includes(value))
+      throw new TypeError(`${key} must be one of ${options.join(', ')}, or null`);
+    return value as T;
+  };
+  const endlessPaging = choice('endlessPaging', ['empty-pages', 'same-page'] as const);
+  if (endlessPaging !== undefined) (patch as Partial<FaultSettings>).endlessPaging = endlessPaging;
+  const pageSizeAnswer = choice('pageSizeAnswer', ['zero', 'absent'] as const);
+  if (pageSizeAnswer !== undefined) (patch as Partial<FaultSettings>).pageSizeAnswer = pageSizeAnswer;
   const hostile = body['hostileCheckIns'];
   if (hostile === undefined) return patch as Partial<FaultSettings>;
   if (typeof hostile !== 'object' || hostile === null)

@@ -15,6 +15,14 @@ export interface FaultSettings {
   malformedNext: number;
   /** On the next /check_ins request for page >= 1, first insert this many newer rows inside its range. */
   shiftNextPageBy: number;
+  /**
+   * Paging that never ends, on every paginated list: `empty-pages` answers next_page = page + 1
+   * forever (pages past the data are empty); `same-page` ignores `page` and serves the first
+   * page again and again, still saying next_page = page + 1.
+   */
+  endlessPaging: 'empty-pages' | 'same-page' | null;
+  /** `pagination.page_size` as answered: `zero` says 0, `absent` leaves the field out. */
+  pageSizeAnswer: 'zero' | 'absent' | null;
   /** The next N /check_ins list answers are empty (`check_ins: []`, total_count 0): a brief outage. */
   emptyFeedNext: number;
   /**
@@ -40,6 +48,8 @@ export const NO_FAULTS: FaultSettings = {
   truncateNext: 0,
   malformedNext: 0,
   shiftNextPageBy: 0,
+  endlessPaging: null,
+  pageSizeAnswer: null,
   emptyFeedNext: 0,
   hostileCheckIns: {},
 };

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimContext } from './context.js';
+import type { FaultSettings } from './faults.js';
 import type { CredentialKind, Route, SimRequest, SimResponse } from './http-types.js';
 import type { RequestLog } from './request-log.js';
 import { envelopeC, gatewayErrorPage, jsonResponse } from './responses.js';
@@ -40,6 +41,22 @@ function write(response: ServerResponse, answer: SimResponse): void {
   const body = Buffer.from(answer.body, 'utf8');
   response.writeHead(answer.status, { ...answer.headers, 'content-length': String(body.length) });
   response.end(body);
+}
+
+/** A paginated 200 answer rewritten by the endlessPaging and pageSizeAnswer faults. */
+function withPagingFaults(answer: SimResponse, faults: FaultSettings, requestedPage: number): SimResponse {
+  if (faults.endlessPaging === null && faults.pageSizeAnswer === null) return answer;
+  if (answer.status !== 200 || !answer.body.includes('"pagination"')) return answer;
+  const body = JSON.parse(answer.body) as { pagination?: Record<string, unknown> };
+  const pagination = body.pagination;
+  if (pagination === undefined) return answer;
+  if (faults.endlessPaging !== null) {
+    pagination['current_page'] = requestedPage;
+    pagination['next_page'] = requestedPage + 1;
+  }
+  if (faults.pageSizeAnswer === 'zero') pagination['page_size'] = 0;
+  if (faults.pageSizeAnswer === 'absent') delete pagination['page_size'];
+  return { ...answer, body: JSON.stringify(body) };
 }
 
 /** Routing, faults and the request log around the route handlers. */
@@ -92,13 +109,18 @@ export function createSimulatorServer(
     } else if (serverError !== null) {
       answer = gatewayErrorPage(serverError);
     } else if (url.pathname === VERSION_PREFIX || url.pathname.startsWith(`${VERSION_PREFIX}/`)) {
+      const faults = ctx.faults.get();
+      const requestedPage = Number(url.searchParams.get('page') ?? '0');
+      const query = new URLSearchParams(url.searchParams);
+      if (faults.endlessPaging === 'same-page' && query.has('page')) query.set('page', '0');
       answer = await dispatch({
         method,
         path: url.pathname.slice(VERSION_PREFIX.length),
-        query: url.searchParams,
+        query,
         headers: incoming.headers,
         body,
       });
+      answer = withPagingFaults(answer, faults, requestedPage);
     } else {
       answer = envelopeC(ctx.clock.nowMs(), url.pathname);
     }

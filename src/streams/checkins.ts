@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
-import type { CheckIn } from '../api/records/index.js';
+import { PagingOverrunError } from '../api/errors.js';
+import { effectivePageSize, pageAllowance, type CheckIn } from '../api/records/index.js';
 import { exponentialBackoffMs } from '../sync/backoff.js';
 import { confirmedDropBefore, nextDropSuspicion } from '../sync/drop-guard.js';
 import {
@@ -302,6 +303,7 @@ async function pageToEnd(
   const rejectionsSeen = new Set<string>();
   let requests = 0;
   let rows = 0;
+  let allowed = 0;
   for (;;) {
     signal?.throwIfAborted();
     const result = await firstPageOf(
@@ -315,8 +317,12 @@ async function pageToEnd(
     );
     requests++;
     const total = result.pagination.totalCount;
+    const servedPageSize = effectivePageSize(result.pagination, pageSize);
+    // Keyset paging re-reads the rows tied at a page's oldest instant, so allow twice the pages.
+    allowed = Math.max(allowed, 2 * pageAllowance(result.pagination, servedPageSize));
+    if (requests > allowed) throw new PagingOverrunError(requests, allowed);
     if (firstOfAttempt) {
-      const parts = splitWindow(window, total, config.checkins.splitPages * result.pagination.pageSize);
+      const parts = splitWindow(window, total, config.checkins.splitPages * servedPageSize);
       if (parts.length > 1) {
         await replaceWithParts(db, window, parts);
         deps.logger.info({ window: describe(window), total, parts: parts.length }, 'window too large; split');

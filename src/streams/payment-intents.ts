@@ -1,6 +1,7 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import pMap from 'p-map';
 import type { PaymentIntent, PaymentIntentStatus } from '../api/records/payment-intent.js';
+import { effectivePageSize } from '../api/records/pagination.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../sync/intent-transitions.js';
 import {
   DEFAULT_POLL_SCHEDULE,
@@ -130,7 +131,7 @@ export async function runPaymentIntentsPass(
     for await (const page of pages) {
       stats.requests++;
       stats.pages++;
-      serverPageSize = page.pagination.pageSize;
+      serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
       const observedAt = clock.now();
       if (page.rejections.length > 0) {
         stats.rejected += page.rejections.length;

@@ -9,7 +9,19 @@ export interface Pagination {
   currentPage: number;
   /** null on the last page. */
   nextPage: number | null;
+  /** As answered; 0 when the server sent 0 or left it out (then the size asked for applies). */
   pageSize: number;
+}
+
+/** How many records a page holds: the server's page_size, or the size asked for when it gave none. */
+export function effectivePageSize(pagination: Pagination, requested: number): number {
+  return pagination.pageSize > 0 ? pagination.pageSize : requested;
+}
+
+/** Pages that `total_count` and `total_pages` allow, plus slack for rows arriving while we page. */
+export function pageAllowance(pagination: Pagination, pageSize: number, slack = 3): number {
+  const byCount = pageSize > 0 ? Math.ceil(pagination.totalCount / pageSize) : 0;
+  return Math.max(pagination.totalPages, byCount) + slack;
 }
 
 export const paginationSchema = z
@@ -18,14 +30,15 @@ export const paginationSchema = z
     total_pages: countSchema,
     current_page: countSchema,
     next_page: countSchema.nullable(),
-    page_size: countSchema,
+    // Absent or 0 is not trusted for sizing (it would split windows down to nothing).
+    page_size: countSchema.optional(),
   })
   .transform((w): Pagination => ({
     totalCount: w.total_count,
     totalPages: w.total_pages,
     currentPage: w.current_page,
     nextPage: w.next_page,
-    pageSize: w.page_size,
+    pageSize: w.page_size ?? 0,
   }));
 
 /**
