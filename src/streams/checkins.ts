@@ -306,6 +306,8 @@ async function pageToEnd(
   let allowed = 0;
   for (;;) {
     signal?.throwIfAborted();
+    // When the request started: the stale-write guards order reads by it.
+    const seenAt = clock.now();
     const result = await firstPageOf(
       api.checkInPages({
         createdAfter: new Date(window.start),
@@ -348,7 +350,6 @@ async function pageToEnd(
       return true;
     };
     const fresh = result.rejections.filter(isFresh);
-    const seenAt = clock.now();
     const { refused } = await writePageWithFallback({
       records,
       writePage: (rows, refusedRows) =>

@@ -60,8 +60,9 @@ export async function runLocationsPass(
     if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
     try {
       requests++;
-      const location = await api.getLocation(id, { signal });
+      // When the request started: what it answers is at least this fresh (the stale-write guard orders reads by it).
       const at = clock.now();
+      const location = await api.getLocation(id, { signal });
       if (location === null) {
         await db.transaction().execute((trx) => markLocationGone(trx, id, at));
         counts.gone++;

@@ -103,7 +103,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-type ExistingLocation = Pick<Selectable<LocationsTable>, keyof LocationColumns | 'id' | 'raw' | 'deleted_at'>;
+type ExistingLocation = Pick<
+  Selectable<LocationsTable>,
+  keyof LocationColumns | 'id' | 'raw' | 'deleted_at' | 'last_seen_at'
+>;
 
 export interface WriteLocationsOptions {
   /** A `GET /locations/{id}` answer: sets last_refreshed_at and clears deleted_at. */
@@ -118,7 +121,8 @@ export interface WriteLocationsResult {
 /**
  * Writes locations in whatever form they came: locks the existing rows (so concurrent writers —
  * the feed in several workers, the locations pass — serialize per location), merges field by
- * field, upserts, and records a history version when the merged content changed. A location
+ * field, upserts, and records a history version when the merged content changed. A read older
+ * than the stored one is skipped (`seenAt` is when its request started). A location
  * marked gone stays gone (and unversioned) until `GET /locations/{id}` answers again: old
  * check-ins in the feed keep showing removed locations.
  */
@@ -134,7 +138,7 @@ export async function writeLocations(
   const ids = [...byId.keys()].sort();
   const existingRows = await trx
     .selectFrom('rewards.locations')
-    .select([...COLUMN_NAMES, 'id', 'raw', 'deleted_at'])
+    .select([...COLUMN_NAMES, 'id', 'raw', 'deleted_at', 'last_seen_at'])
     .where('id', '=', sql<string>`any(${ids}::uuid[])`)
     .orderBy('id')
     .forUpdate()
@@ -147,6 +151,9 @@ export async function writeLocations(
     const location = byId.get(id);
     if (location === undefined) continue;
     const before = existing.get(id);
+    // Stale-write guard: a read older than the one stored (a slow page, a re-paged old window
+    // against a newer GET /locations/{id}) neither overwrites it nor opens a version.
+    if (before !== undefined && before.last_seen_at > seenAt) continue;
     const columns = mergeLocationColumns(before, locationFields(location));
     const raw = mergeLocationRaw(before?.raw, location);
     const hash = locationContentHash(columns);
@@ -169,15 +176,19 @@ export async function writeLocations(
       .insertInto('rewards.locations')
       .values(chunk)
       .onConflict((conflict) =>
-        conflict.column('id').doUpdateSet((eb) => ({
-          ...Object.fromEntries(COLUMN_NAMES.map((name) => [name, eb.ref(`excluded.${name}`)])),
-          raw: eb.ref('excluded.raw'),
-          content_hash: eb.ref('excluded.content_hash'),
-          last_seen_at: eb.ref('excluded.last_seen_at'),
-          ...(options.refreshed
-            ? { last_refreshed_at: eb.ref('excluded.last_refreshed_at'), deleted_at: null }
-            : {}),
-        })),
+        conflict
+          .column('id')
+          .doUpdateSet((eb) => ({
+            ...Object.fromEntries(COLUMN_NAMES.map((name) => [name, eb.ref(`excluded.${name}`)])),
+            raw: eb.ref('excluded.raw'),
+            content_hash: eb.ref('excluded.content_hash'),
+            last_seen_at: eb.ref('excluded.last_seen_at'),
+            ...(options.refreshed
+              ? { last_refreshed_at: eb.ref('excluded.last_refreshed_at'), deleted_at: null }
+              : {}),
+          }))
+          // The same guard, enforced by the database as well.
+          .where('rewards.locations.last_seen_at', '<=', (eb) => eb.ref('excluded.last_seen_at')),
       )
       .execute();
   }
