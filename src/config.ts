@@ -1,3 +1,4 @@
+import parseBytes from 'bytes';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { packageVersion } from './package-info.js';
@@ -67,6 +68,16 @@ const fraction = z.string().transform((text, ctx) => {
   return value;
 });
 
+/** A size such as `32MB`, `64KB` or a plain number of bytes (units are powers of 1024). */
+const byteSize = z.string().transform((text, ctx) => {
+  const value = /^\s*\d+(\.\d+)?\s*([kmgtp]?b)?\s*$/i.test(text) ? parseBytes.parse(text) : null;
+  if (value === null || !Number.isFinite(value) || value < 1) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a size such as 32MB, 64KB or 1048576` });
+    return z.NEVER;
+  }
+  return Math.floor(value);
+});
+
 const isoInstant = z.string().transform((text, ctx) => {
   const date = new Date(text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
@@ -129,6 +140,7 @@ const envSchema = z.object({
   SVC_RATE_LIMIT_RPS: positiveNumber.default(10),
   SVC_PAGE_SIZE: integerIn(1, 10_000).default(100),
   SVC_REQUEST_TIMEOUT: positiveDuration.default(30_000),
+  SVC_MAX_RESPONSE_SIZE: byteSize.default(32 * 1024 * 1024),
   RETRY_AFTER_MAX: positiveDuration
     .refine((ms) => ms <= MAX_TIMER_MS, 'must be at most 24d (a longer timer overflows)')
     .default(900_000),
@@ -150,6 +162,7 @@ const envSchema = z.object({
   INTENT_POLL_SHARE: fraction.default(0.5),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
+  ALERT_WEBHOOK_MAX_REPLY_SIZE: byteSize.default(64 * 1024),
   HTTP_HOST: z.string().trim().min(1, 'must not be empty').default('127.0.0.1'),
   HTTP_PORT: integerIn(0, 65_535).default(9464),
   STATUS_TOKEN: z
@@ -182,6 +195,8 @@ export interface Config {
     rateLimitRps: number;
     pageSize: number;
     requestTimeoutMs: number;
+    /** A response body larger than this is abandoned (ResponseTooLargeError). */
+    maxResponseBytes: number;
     /** The longest 429 Retry-After honoured; a longer one fails the pass (RetryAfterTooLongError). */
     retryAfterMaxMs: number;
   };
@@ -209,7 +224,12 @@ export interface Config {
   };
   snapshots: { maxDrop: number };
   intents: { pollShare: number };
-  alerts: { webhookUrl: string | undefined; webhookSecret: Secret | undefined };
+  alerts: {
+    webhookUrl: string | undefined;
+    webhookSecret: Secret | undefined;
+    /** How much of a receiver's reply is read; the rest is dropped unread. */
+    maxReplyBytes: number;
+  };
   httpHost: string;
   httpPort: number;
   /** When set, every endpoint but /healthz and /readyz wants `Authorization: Bearer <token>`. */
@@ -310,6 +330,7 @@ function toConfig(env: Env): Config {
       rateLimitRps: env.SVC_RATE_LIMIT_RPS,
       pageSize: env.SVC_PAGE_SIZE,
       requestTimeoutMs: env.SVC_REQUEST_TIMEOUT,
+      maxResponseBytes: env.SVC_MAX_RESPONSE_SIZE,
       retryAfterMaxMs: env.RETRY_AFTER_MAX,
     },
     oauth: toOAuthConfig(env, baseUrl),
@@ -333,7 +354,11 @@ function toConfig(env: Env): Config {
     },
     snapshots: { maxDrop: env.SNAPSHOT_MAX_DROP },
     intents: { pollShare: env.INTENT_POLL_SHARE },
-    alerts: { webhookUrl: env.ALERT_WEBHOOK_URL, webhookSecret: env.ALERT_WEBHOOK_SECRET },
+    alerts: {
+      webhookUrl: env.ALERT_WEBHOOK_URL,
+      webhookSecret: env.ALERT_WEBHOOK_SECRET,
+      maxReplyBytes: env.ALERT_WEBHOOK_MAX_REPLY_SIZE,
+    },
     httpHost: env.HTTP_HOST,
     httpPort: env.HTTP_PORT,
     statusToken: env.STATUS_TOKEN,

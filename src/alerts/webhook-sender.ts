@@ -11,6 +11,8 @@ export async function postAlert(input: {
   rawBody: string;
   headers: Record<string, string>;
   timeoutMs: number;
+  /** At most this much of the reply is read (ALERT_WEBHOOK_MAX_REPLY_SIZE); the rest is dropped. */
+  maxReplyBytes: number;
 }): Promise<WebhookResult> {
   try {
     const response = await fetch(input.url, {
@@ -20,7 +22,7 @@ export async function postAlert(input: {
       signal: AbortSignal.timeout(input.timeoutMs),
       redirect: 'manual', // a redirect is not a delivery; the receiver must answer 2xx itself
     });
-    const snippet = await readSnippet(response);
+    const snippet = await readSnippet(response, input.maxReplyBytes);
     if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
     return {
       ok: false,
@@ -32,13 +34,29 @@ export async function postAlert(input: {
   }
 }
 
-async function readSnippet(response: Response): Promise<string> {
+/**
+ * The start of the reply for the error text. Only the status decides delivery, so a receiver that
+ * answers with megabytes costs at most `maxBytes`: reading stops there and the stream is cancelled.
+ */
+async function readSnippet(response: Response, maxBytes: number): Promise<string> {
+  const reader = (response.body as ReadableStream<Uint8Array> | null)?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
   try {
-    const text = await response.text();
-    return text.replace(/\s+/g, ' ').trim().slice(0, 200);
+    while (size < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
   } catch {
-    return '';
+    // A reply cut short still has its status; the snippet is only decoration.
+  } finally {
+    await reader.cancel().catch(() => undefined);
   }
+  const text = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+  return text.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
 function describeNetworkError(error: unknown, timeoutMs: number): string {

@@ -1,3 +1,5 @@
+import formatBytes from 'bytes';
+
 // Typed errors at the partner-API boundary. Each has a stable `name` that says what happened,
 // `retryable` that says whether the same request may succeed later, the request summarized without
 // its credentials, and the underlying `cause`. Messages never carry a credential: credentials travel
@@ -230,6 +232,24 @@ export class InvalidJsonError extends PartnerApiError {
   readonly retryable = true;
   constructor(details: ErrorDetails) {
     super('the partner API answered with a body that is not valid JSON (truncated?)', details);
+  }
+}
+
+/**
+ * The body grew past SVC_MAX_RESPONSE_SIZE and was abandoned unread. Not retried at once: the same
+ * page would be as large again; the window's stored backoff tries later.
+ */
+export class ResponseTooLargeError extends PartnerApiError {
+  override readonly name = 'ResponseTooLargeError';
+  readonly retryable = false;
+  constructor(
+    readonly limitBytes: number,
+    details: ErrorDetails,
+  ) {
+    super(
+      `the partner API answered with a body larger than ${formatBytes(limitBytes)} (SVC_MAX_RESPONSE_SIZE); lower SVC_PAGE_SIZE or raise the limit`,
+      details,
+    );
   }
 }
 

@@ -148,6 +148,7 @@ export function createPartnerApiParts(options: CreatePartnerApiOptions): Partner
   const transport = createHttpTransport({
     userAgent: config.api.userAgent,
     timeoutMs: config.api.requestTimeoutMs,
+    maxResponseBytes: config.api.maxResponseBytes,
   });
   const limiter = createSharedRateLimiter({
     redis,

@@ -1,6 +1,12 @@
-import { Agent, request } from 'undici';
-import type { RawResponse } from './classify-response.js';
-import { InvalidJsonError, NetworkError, RequestTimeoutError, type RequestSummary } from './errors.js';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { RawResponse, ResponseHeaders } from './classify-response.js';
+import {
+  InvalidJsonError,
+  NetworkError,
+  RequestTimeoutError,
+  ResponseTooLargeError,
+  type RequestSummary,
+} from './errors.js';
 
 // The single HTTP layer: one keep-alive undici Agent per process, timeouts on every phase, the
 // caller's AbortSignal, and a User-Agent on every request (the partner's edge answers a missing or
@@ -11,6 +17,8 @@ export interface TransportOptions {
   timeoutMs: number;
   /** Sockets per origin; the shared rate limit keeps the real concurrency low anyway. */
   connections?: number;
+  /** A body larger than this is abandoned (ResponseTooLargeError) instead of buffered whole. */
+  maxResponseBytes: number;
 }
 
 export interface OutgoingRequest {
@@ -61,9 +69,12 @@ export function createHttpTransport(options: TransportOptions): HttpTransport {
           headersTimeout: options.timeoutMs,
           bodyTimeout: options.timeoutMs,
         });
-        const body = await response.body.text();
+        const body = await readLimited(response.body, response.headers, options.maxResponseBytes);
+        if (body === null)
+          throw new ResponseTooLargeError(options.maxResponseBytes, { request: outgoing.summary });
         return { status: response.statusCode, headers: response.headers, body };
       } catch (error) {
+        if (error instanceof ResponseTooLargeError) throw error;
         if (deadline.aborted && !outgoing.signal?.aborted) {
           throw new RequestTimeoutError('total', { request: outgoing.summary, cause: error });
         }
@@ -74,6 +85,36 @@ export function createHttpTransport(options: TransportOptions): HttpTransport {
       await agent.close();
     },
   };
+}
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+/**
+ * The body as text, or null once it passes `maxBytes` (announced by Content-Length or counted as it
+ * streams in): the rest is never read and the socket is dropped, so a 200 MB answer costs at most
+ * the limit in memory.
+ */
+async function readLimited(
+  body: ResponseBody,
+  headers: ResponseHeaders,
+  maxBytes: number,
+): Promise<string | null> {
+  const announced = Number(headers['content-length']);
+  if (Number.isFinite(announced) && announced > maxBytes) {
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 function toTransportError(error: unknown, outgoing: OutgoingRequest): unknown {

@@ -37,6 +37,8 @@ const FAULT_KEYS = [
   'malformedNext',
   'shiftNextPageBy',
   'emptyFeedNext',
+  'oversizedNext',
+  'oversizedBytes',
 ] as const;
 
 /** Only known fault settings: numbers (rateLimitRps may be null to lift the limit), hostileCheckIns. */

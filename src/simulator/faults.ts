@@ -23,6 +23,9 @@ export interface FaultSettings {
   endlessPaging: 'empty-pages' | 'same-page' | null;
   /** `pagination.page_size` as answered: `zero` says 0, `absent` leaves the field out. */
   pageSizeAnswer: 'zero' | 'absent' | null;
+  /** The next N JSON 200 answers are followed by `oversizedBytes` of whitespace, streamed unannounced. */
+  oversizedNext: number;
+  oversizedBytes: number;
   /** The next N /check_ins list answers are empty (`check_ins: []`, total_count 0): a brief outage. */
   emptyFeedNext: number;
   /**
@@ -50,6 +53,8 @@ export const NO_FAULTS: FaultSettings = {
   shiftNextPageBy: 0,
   endlessPaging: null,
   pageSizeAnswer: null,
+  oversizedNext: 0,
+  oversizedBytes: 200 * 1024 * 1024,
   emptyFeedNext: 0,
   hostileCheckIns: {},
 };
@@ -124,6 +129,13 @@ export class FaultInjector {
     if (this.settings.malformedNext <= 0) return false;
     this.settings.malformedNext--;
     return true;
+  }
+
+  /** Bytes of padding for this answer, or 0. */
+  takeOversize(): number {
+    if (this.settings.oversizedNext <= 0) return 0;
+    this.settings.oversizedNext--;
+    return this.settings.oversizedBytes;
   }
 
   takeEmptyFeed(): boolean {

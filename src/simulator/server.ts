@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimContext } from './context.js';
@@ -41,6 +42,23 @@ function write(response: ServerResponse, answer: SimResponse): void {
   const body = Buffer.from(answer.body, 'utf8');
   response.writeHead(answer.status, { ...answer.headers, 'content-length': String(body.length) });
   response.end(body);
+}
+
+const PADDING = Buffer.alloc(64 * 1024, 0x20);
+
+/**
+ * The oversize fault: the answer followed by `padBytes` of whitespace (still valid JSON), chunked
+ * with no Content-Length so only counting can stop it. Stops when the client hangs up.
+ */
+async function writePadded(response: ServerResponse, answer: SimResponse, padBytes: number): Promise<void> {
+  response.writeHead(answer.status, answer.headers);
+  response.write(answer.body);
+  const closed = once(response, 'close').then(() => false);
+  for (let sent = 0; sent < padBytes && !response.destroyed; sent += PADDING.length) {
+    if (!response.write(PADDING) && !(await Promise.race([once(response, 'drain').then(() => true), closed])))
+      return;
+  }
+  response.end();
 }
 
 /** A paginated 200 answer rewritten by the endlessPaging and pageSizeAnswer faults. */
@@ -139,7 +157,10 @@ export function createSimulatorServer(
       credential: answer.credential ?? credential.kind,
       at: ctx.clock.now().toISOString(),
     });
-    write(outgoing, answer);
+    const padBytes =
+      answer.status === 200 && url.pathname.startsWith(VERSION_PREFIX) ? ctx.faults.takeOversize() : 0;
+    if (padBytes > 0) await writePadded(outgoing, answer, padBytes);
+    else write(outgoing, answer);
   };
 
   return createServer((incoming, outgoing) => {

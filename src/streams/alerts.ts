@@ -68,7 +68,13 @@ export async function runAlertsPass(
     await pMap(
       batch,
       async (alert) => {
-        const result = await deliverOne(alert, { url, secret: secret.reveal(), policy, now: clock.now() });
+        const result = await deliverOne(alert, {
+          url,
+          secret: secret.reveal(),
+          maxReplyBytes: config.alerts.maxReplyBytes,
+          policy,
+          now: clock.now(),
+        });
         const now = clock.now();
         if (result.ok) {
           await markAlertDelivered(db, alert.id, now);
@@ -128,11 +134,17 @@ export async function runAlertsPass(
 
 async function deliverOne(
   alert: ClaimedAlert,
-  input: { url: string; secret: string; policy: AlertDeliveryPolicy; now: Date },
+  input: { url: string; secret: string; maxReplyBytes: number; policy: AlertDeliveryPolicy; now: Date },
 ): Promise<{ ok: true } | { ok: false; error: string }> {
   const rawBody = serializeAlertBody({ id: alert.id, createdAt: alert.createdAt, payload: alert.payload });
   const headers = alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret });
-  const result = await postAlert({ url: input.url, rawBody, headers, timeoutMs: input.policy.timeoutMs });
+  const result = await postAlert({
+    url: input.url,
+    rawBody,
+    headers,
+    timeoutMs: input.policy.timeoutMs,
+    maxReplyBytes: input.maxReplyBytes,
+  });
   return result.ok ? { ok: true } : { ok: false, error: result.error };
 }
 

@@ -179,6 +179,7 @@ export function authCommand(context: CliContext): Command {
       const transport = createHttpTransport({
         userAgent: config.api.userAgent,
         timeoutMs: config.api.requestTimeoutMs,
+        maxResponseBytes: config.api.maxResponseBytes,
       });
       try {
         const endpoint = createTokenEndpoint({

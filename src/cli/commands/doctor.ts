@@ -48,6 +48,7 @@ async function probeEverything(context: CliContext) {
   const transport = createHttpTransport({
     userAgent: config.api.userAgent,
     timeoutMs: Math.min(config.api.requestTimeoutMs, PROBE_TIMEOUT_MS),
+    maxResponseBytes: config.api.maxResponseBytes,
   });
   try {
     await redis.connect().catch(() => undefined); // the Redis check reports why

@@ -138,7 +138,9 @@ describe('typed errors over HTTP against the simulator', () => {
     await expect(
       api.countCheckIns({ createdAfter: new Date(0), createdBefore: new Date() }),
     ).resolves.toBeGreaterThan(0);
-    expect(() => createHttpTransport({ userAgent: ' ', timeoutMs: 1000 })).toThrow(/User-Agent/);
+    expect(() => createHttpTransport({ userAgent: ' ', timeoutMs: 1000, maxResponseBytes: 1024 })).toThrow(
+      /User-Agent/,
+    );
   });
 
   it('5xx with an HTML body: ServerError, retried, then surfaced when it persists', async () => {

@@ -10,7 +10,7 @@ const HOUR = 3_600_000;
 const anchor = new Date(Math.floor(Date.now() / HOUR) * HOUR - 10 * 60_000);
 const start = new Date(anchor.getTime() - 20 * HOUR);
 
-describe('paging that never ends, and page sizes the server does not give', () => {
+describe('paging that never ends, page sizes the server does not give, answers too large', () => {
   let sim: RunningSimulator;
   let t: TestDatabase;
   let h: PipelineHarness;
@@ -27,6 +27,7 @@ describe('paging that never ends, and page sizes the server does not give', () =
         CHECKINS_WINDOW: '6h',
         SVC_PAGE_SIZE: '5',
         CHECKINS_SAFETY_LAG: '2m',
+        SVC_MAX_RESPONSE_SIZE: '1MB',
       },
     });
   });
@@ -74,4 +75,20 @@ describe('paging that never ends, and page sizes the server does not give', () =
       expect(windows.length).toBeLessThanOrEqual(6);
     },
   );
+
+  it('a 200 MB answer: its window fails naming SVC_MAX_RESPONSE_SIZE, other windows complete, the next pass completes it', async () => {
+    await t.db.deleteFrom('rewards.sync_windows').execute();
+    await t.db.deleteFrom('rewards.sync_state').execute();
+    sim.control.faults.set({ oversizedNext: 1 });
+    const first = await runCheckinsPass(h.deps);
+    expect(first.status).not.toBe('succeeded');
+    expect(first.problems?.join('\n')).toMatch(/larger than 1MB \(SVC_MAX_RESPONSE_SIZE\)/);
+    const failed = (await windowsInRange(t.db, {})).filter((w) => w.status !== 'complete');
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    const second = await runCheckinsPass(h.deps);
+    expect(second.status).toBe('succeeded');
+    const windows = await windowsInRange(t.db, {});
+    expect(windows.every((w) => w.status === 'complete')).toBe(true);
+    // complete = the stored rows of every window match the API's total_count for it
+  });
 });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis as IORedis, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpTransport, type HttpTransport } from '../../../src/api/http-transport.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config.js';
 import type { CheckId, DoctorReport } from '../../../src/doctor/doctor-report.js';
 import type { ProbeDeps } from '../../../src/doctor/probes.js';
 import { runDoctorChecks } from '../../../src/doctor/run-doctor.js';
@@ -17,6 +17,10 @@ import { createTestRedis, testRedisPrefix } from '../../helpers/redis.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 const logger = createLogger({ level: 'silent', pretty: false });
+
+function transportLimits(config: Config) {
+  return { userAgent: config.api.userAgent, maxResponseBytes: config.api.maxResponseBytes };
+}
 
 function statusOf(report: DoctorReport, check: CheckId) {
   const found = report.checks.find((line) => line.check === check);
@@ -72,7 +76,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
 
   function doctor(overrides: Record<string, string> = {}, seams: Partial<ProbeDeps> = {}) {
     const config = loadConfig(environment(overrides));
-    const transport = createHttpTransport({ userAgent: config.api.userAgent, timeoutMs: 5_000 });
+    const transport = createHttpTransport({ ...transportLimits(config), timeoutMs: 5_000 });
     transports.push(transport);
     return runDoctorChecks({ config, db: database.db, redis, transport, logger, ...seams });
   }
@@ -182,7 +186,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
     let connectError: unknown;
     deadRedis.on('error', (error) => (connectError = error));
     await deadRedis.connect().catch(() => undefined);
-    const transport = createHttpTransport({ userAgent: config.api.userAgent, timeoutMs: 5_000 });
+    const transport = createHttpTransport({ ...transportLimits(config), timeoutMs: 5_000 });
     transports.push(transport);
     try {
       const report = await runDoctorChecks({
@@ -214,7 +218,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
       const token = sim.control.credentials.issueRefreshToken({ memberId: member });
       sim.control.credentials.revokeRefreshToken(token);
       const config = loadConfig(environment({ DATABASE_URL: own.url, SVC_OAUTH_REFRESH_TOKEN: token }));
-      const transport = createHttpTransport({ userAgent: config.api.userAgent, timeoutMs: 5_000 });
+      const transport = createHttpTransport({ ...transportLimits(config), timeoutMs: 5_000 });
       transports.push(transport);
       const report = await runDoctorChecks({ config, db: own.db, redis, transport, logger });
       expect(statusOf(report, 'oauth')).toMatchObject({ status: 'fail' });

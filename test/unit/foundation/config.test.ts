@@ -49,6 +49,9 @@ describe('configuration', () => {
     expect(config.httpHost).toBe('127.0.0.1');
     expect(config.statusToken).toBeUndefined();
     expect(config.api.retryAfterMaxMs).toBe(900_000);
+    expect(config.api.maxResponseBytes).toBe(32 * 1024 * 1024);
+    expect(config.alerts.maxReplyBytes).toBe(64 * 1024);
+    expect(config.checkins.deleteConfirmAfterMs).toBe(1_800_000);
     expect(config.logLevel).toBe('info');
     expect(config.oauth).toBeUndefined();
   });
@@ -115,10 +118,25 @@ describe('configuration', () => {
     ['RETRY_AFTER_MAX', '0s'],
     ['RETRY_AFTER_MAX', '25d'],
     ['SVC_ALLOW_PLAIN_HTTP', 'yes'],
+    ['SVC_MAX_RESPONSE_SIZE', 'big'],
+    ['SVC_MAX_RESPONSE_SIZE', '0'],
+    ['SVC_MAX_RESPONSE_SIZE', '-1MB'],
+    ['ALERT_WEBHOOK_MAX_REPLY_SIZE', '64 parsecs'],
+    ['CHECKINS_DELETE_CONFIRM_AFTER', '0s'],
   ])('a bad %s stops start-up naming the variable (%j)', (variable, value) => {
     const attempt = () => loadConfig({ [variable]: value });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(new RegExp(`^${variable}: `));
+  });
+
+  it.each([
+    ['32MB', 32 * 1024 * 1024],
+    ['64kb', 64 * 1024],
+    ['1048576', 1_048_576],
+    ['1.5MB', 1_572_864],
+  ])('sizes take units: SVC_MAX_RESPONSE_SIZE=%s is %d bytes', (text, bytes) => {
+    expect(loadConfig({ SVC_MAX_RESPONSE_SIZE: text }).api.maxResponseBytes).toBe(bytes);
+    expect(loadConfig({ ALERT_WEBHOOK_MAX_REPLY_SIZE: text }).alerts.maxReplyBytes).toBe(bytes);
   });
 
   it('https: is required for SVC_API_BASE_URL and SVC_OAUTH_TOKEN_URL except for loopback hosts', () => {
