@@ -1,5 +1,5 @@
 import type { SimulatorControl } from './control.js';
-import { HOSTILE_VALUES, type FaultSettings, type HostileValue } from './faults.js';
+import { HOSTILE_VALUES, MALFORMED_INTENT_FIELDS, type FaultSettings } from './faults.js';
 import type { SimResponse } from './http-types.js';
 import { IntentTransitionError } from './intents.js';
 import { jsonResponse } from './responses.js';
@@ -60,18 +60,29 @@ function faultPatch(body: Body): Partial<FaultSettings> {
   if (endlessPaging !== undefined) (patch as Partial<FaultSettings>).endlessPaging = endlessPaging;
   const pageSizeAnswer = choice('pageSizeAnswer', ['zero', 'absent'] as const);
   if (pageSizeAnswer !== undefined) (patch as Partial<FaultSettings>).pageSizeAnswer = pageSizeAnswer;
-  const hostile = body['hostileCheckIns'];
-  if (hostile === undefined) return patch as Partial<FaultSettings>;
-  if (typeof hostile !== 'object' || hostile === null)
-    throw new TypeError('hostileCheckIns must be an object');
-  const hostileCheckIns: Record<string, HostileValue> = {};
-  for (const [id, value] of Object.entries(hostile)) {
-    if (!(HOSTILE_VALUES as readonly unknown[]).includes(value)) {
-      throw new TypeError(`hostileCheckIns.${id} must be one of ${HOSTILE_VALUES.join(', ')}`);
-    }
-    hostileCheckIns[id.toLowerCase()] = value as HostileValue;
+  const malformedIntents = idMap(body, 'malformedIntents', MALFORMED_INTENT_FIELDS);
+  if (malformedIntents !== undefined) (patch as Partial<FaultSettings>).malformedIntents = malformedIntents;
+  const hostileCheckIns = idMap(body, 'hostileCheckIns', HOSTILE_VALUES);
+  if (hostileCheckIns !== undefined) (patch as Partial<FaultSettings>).hostileCheckIns = hostileCheckIns;
+  return patch as Partial<FaultSettings>;
+}
+
+/** `{ "<id>": "<one of options>" }` with ids lower-cased; undefined when the key is absent. */
+function idMap<T extends string>(
+  body: Body,
+  key: string,
+  options: readonly T[],
+): Record<string, T> | undefined {
+  const value = body[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new TypeError(`${key} must be an object`);
+  const byId: Record<string, T> = {};
+  for (const [id, choice] of Object.entries(value)) {
+    if (!(options as readonly unknown[]).includes(choice))
+      throw new TypeError(`${key}.${id} must be one of ${options.join(', ')}`);
+    byId[id.toLowerCase()] = choice as T;
   }
-  return { ...(patch as Partial<FaultSettings>), hostileCheckIns };
+  return byId;
 }
 
 function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][] {

@@ -33,7 +33,16 @@ export interface FaultSettings {
    * Postgres refuses; served until reset.
    */
   hostileCheckIns: Record<string, HostileValue>;
+  /** Payment intent ids (lower case) whose full form (`GET /payment_intents/{id}`) fails validation. */
+  malformedIntents: Record<string, MalformedIntentField>;
 }
+
+/**
+ * `metadata`: a number among the metadata values. `paid_at`: not a timestamp. `status`: an unknown
+ * status. `amount`: a fractional amount value. The list form stays valid.
+ */
+export const MALFORMED_INTENT_FIELDS = ['metadata', 'paid_at', 'status', 'amount'] as const;
+export type MalformedIntentField = (typeof MALFORMED_INTENT_FIELDS)[number];
 
 /**
  * `nul`: U+0000 in the location's name. `lone-surrogate`: an unpaired UTF-16 surrogate in it.
@@ -57,6 +66,7 @@ export const NO_FAULTS: FaultSettings = {
   oversizedBytes: 200 * 1024 * 1024,
   emptyFeedNext: 0,
   hostileCheckIns: {},
+  malformedIntents: {},
 };
 
 interface Bucket {
@@ -146,6 +156,10 @@ export class FaultInjector {
 
   hostileCheckIn(id: string): HostileValue | undefined {
     return this.settings.hostileCheckIns[id];
+  }
+
+  malformedIntent(id: string): MalformedIntentField | undefined {
+    return this.settings.malformedIntents[id];
   }
 
   takePageShift(): number {

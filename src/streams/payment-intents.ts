@@ -1,6 +1,10 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import pMap from 'p-map';
-import type { PaymentIntent, PaymentIntentStatus } from '../api/records/payment-intent.js';
+import {
+  salvagePaymentIntent,
+  type PaymentIntent,
+  type PaymentIntentStatus,
+} from '../api/records/payment-intent.js';
 import { effectivePageSize } from '../api/records/pagination.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../sync/intent-transitions.js';
 import {
@@ -53,6 +57,8 @@ interface Fetch {
   id: string;
   why: 'changed' | 'first-sight' | 'due' | 'backfill';
   createdAt?: Date | undefined;
+  /** The list form that asked for this fetch: what is known if the full form fails validation. */
+  listed?: PaymentIntent;
 }
 
 /**
@@ -97,6 +103,7 @@ export async function runPaymentIntentsPass(
     fetched: 0,
     errors: 0,
     rejected: 0,
+    salvaged: 0,
   };
   let lastError: string | undefined;
   const noteError = (error: unknown, what: Record<string, unknown>) => {
@@ -204,14 +211,23 @@ export async function runPaymentIntentsPass(
         stats.requests++;
         const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
         const observedAt = clock.now();
-        if (result === null || !result.ok) {
-          if (result !== null && !result.ok) {
-            stats.rejected++;
-            metrics.recordsRejected.inc({ stream: STREAM });
-            await storeRejections(db, STREAM, [result.rejection], observedAt);
-          } else {
-            log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
-          }
+        let intent: PaymentIntent | null = result?.ok === true ? result.record : null;
+        if (result === null) {
+          log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
+        } else if (!result.ok) {
+          stats.rejected++;
+          metrics.recordsRejected.inc({ stream: STREAM });
+          await storeRejections(db, STREAM, [result.rejection], observedAt);
+          intent = salvagePaymentIntent(fetch.id, result.rejection.payload, fetch.listed);
+          if (intent !== null) stats.salvaged++;
+          log.warn(
+            { paymentIntentId: fetch.id, reason: result.rejection.reason, salvaged: intent !== null },
+            intent === null
+              ? 'payment intent full form rejected; nothing usable in it'
+              : 'payment intent full form rejected; recorded from the fields that validated',
+          );
+        }
+        if (intent === null) {
           if (previous === null) {
             if (fetch.createdAt) failedFirstSights.push(fetch.createdAt);
           } else {
@@ -220,7 +236,6 @@ export async function runPaymentIntentsPass(
           return;
         }
         stats.fetched++;
-        const intent = result.record;
         const before = stored.get(fetch.id);
         const outcome = await recordFullObservation(db, {
           intent,
@@ -338,7 +353,13 @@ async function applyListPage(
     const row = stored.get(intent.id);
     if (row === undefined) {
       if (cannotAlertAtFirstSight(intent, state.watchingSince)) firstSights.push(intent);
-      else context.toFetch.push({ id: intent.id, why: 'first-sight', createdAt: intent.createdAt });
+      else
+        context.toFetch.push({
+          id: intent.id,
+          why: 'first-sight',
+          createdAt: intent.createdAt,
+          listed: intent,
+        });
     } else if (row.status === intent.status) {
       const next = nextPollAt(
         {
@@ -352,7 +373,7 @@ async function applyListPage(
       );
       unchanged.push({ intent, nextPollAt: next });
     } else if (!classifyTransition(row.status, intent, state.watchingSince).stale) {
-      context.toFetch.push({ id: intent.id, why: 'changed', createdAt: intent.createdAt });
+      context.toFetch.push({ id: intent.id, why: 'changed', createdAt: intent.createdAt, listed: intent });
     }
   }
   await applyUnchangedListObservations(deps.db, unchanged, observedAt);

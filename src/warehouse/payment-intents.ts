@@ -66,7 +66,7 @@ export type FullObservationOutcome =
   | { written: false; reason: 'lost-race' | 'stale'; decision: TransitionDecision };
 
 export interface FullObservation {
-  /** The full form (`GET /payment_intents/{id}`). */
+  /** The full form (`GET /payment_intents/{id}`), or what validated of it (form `salvaged`). */
   intent: PaymentIntent;
   /** The status this poller read before fetching; null when the intent was not in the warehouse. */
   previous: PaymentIntentStatus | null;
@@ -89,7 +89,7 @@ export async function recordFullObservation(
   const { intent, previous, observedAt } = observation;
   const decision = classifyTransition(
     previous,
-    { status: intent.status, paidAt: intent.paidAt },
+    { status: intent.status, paidAt: paidAtForDecision(intent) },
     observation.watchingSince,
   );
   if (decision.stale) return { written: false, reason: 'stale', decision };
@@ -146,6 +146,15 @@ export async function recordFullObservation(
     }
     return { written: true, decision, alertId } as const;
   });
+}
+
+/**
+ * A salvaged form may have lost `paid_at`; its `updated_at` (set with every state timestamp, so at or
+ * after paid_at) stands in when deciding a first-sight alert: a payment seen paid is not left silent.
+ */
+function paidAtForDecision(intent: PaymentIntent): Date | null | undefined {
+  if (intent.form === 'salvaged' && intent.paidAt === undefined) return intent.updatedAt;
+  return intent.paidAt;
 }
 
 function fullFormColumns(intent: PaymentIntent, observedAt: Date, nextPollAt: Date | null) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { recordParser, type RecordParser } from './parse.js';
+import { unstorableReason } from './storable.js';
 import {
   compact,
   decimalMoneySchema,
@@ -18,12 +19,13 @@ export type PaymentIntentStatus = (typeof PAYMENT_INTENT_STATUSES)[number];
  * A payment intent in any of its forms:
  * - `full`: `GET /payment_intents/{id}`;
  * - `list`: `GET /payment_intents` items (id, amount, description, status, created_at, updated_at);
- * - `confirm` / `cancel`: the action responses (id, status, amount, and paid_at / canceled_at).
+ * - `confirm` / `cancel`: the action responses (id, status, amount, and paid_at / canceled_at);
+ * - `salvaged`: the fields of a full form that failed validation which validate on their own.
  * Fields the form does not carry are absent (never null), so a writer that updates only the present
  * fields never nulls what the full form gave.
  */
 export interface PaymentIntent {
-  form: 'full' | 'list' | 'confirm' | 'cancel';
+  form: 'full' | 'list' | 'confirm' | 'cancel' | 'salvaged';
   /** Lower-case UUID. */
   id: string;
   status: PaymentIntentStatus;
@@ -124,3 +126,41 @@ export const parsePaymentIntentCancelResponse: RecordParser<PaymentIntent> = rec
   cancelSchema,
   (w, raw) => toPaymentIntent('cancel', w, raw),
 );
+
+/**
+ * What can still be trusted of a full form that failed validation (a number in `metadata`, a bad
+ * `expires_at`): every field that validates and stores on its own. `id` is the one asked for;
+ * `status` and `amount`, when the full form's are unusable, come from the list form seen in the same
+ * pass. null when status or amount is known from neither. This is what lets a payment seen `paid`
+ * still raise its alert while the bad record goes to `rejected_records`.
+ */
+export function salvagePaymentIntent(
+  id: string,
+  raw: unknown,
+  listed: PaymentIntent | undefined,
+): PaymentIntent | null {
+  const source = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {};
+  const valid: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(fullSchema.shape)) {
+    if (key === 'id' || !Object.hasOwn(source, key)) continue;
+    const value: unknown = (source as Record<string, unknown>)[key];
+    if (unstorableReason(value) !== null) continue;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) valid[key] = parsed.data;
+  }
+  const status = (valid['status'] as PaymentIntentStatus | undefined) ?? listed?.status;
+  const amount = (valid['amount'] as DecimalMoney | undefined) ?? listed?.amount;
+  if (status === undefined || amount === undefined) return null;
+  const wire = { ...valid, id, object: 'payment_intent' as const, status, amount } as PaymentIntentWire;
+  const salvaged = toPaymentIntent('salvaged', wire, raw);
+  // The list form's fields fill what the full form lost (description, created_at, updated_at).
+  return listed === undefined ? salvaged : { ...listedFields(listed), ...salvaged };
+}
+
+function listedFields(listed: PaymentIntent): Partial<PaymentIntent> {
+  return compact({
+    description: listed.description,
+    createdAt: listed.createdAt,
+    updatedAt: listed.updatedAt,
+  });
+}

@@ -1,11 +1,31 @@
 import { requireBearer } from '../auth-checks.js';
 import type { SimContext } from '../context.js';
+import type { MalformedIntentField } from '../faults.js';
 import { intentActionForm, intentFullForm, intentListForm } from '../forms.js';
 import type { Route, SimRequest, SimResponse } from '../http-types.js';
 import { cancelIntent, confirmIntent, createIntent, IntentTransitionError } from '../intents.js';
 import { isUuid, pageOf, paginationWrapper, parsePaging, parseUuidParam } from '../params.js';
 import { envelopeA, invalidParameter, jsonResponse, resourceNotFound } from '../responses.js';
 import type { IntentRecord } from '../world.js';
+
+/** The malformedIntents fault: one field of the full form made invalid. */
+function malformed(
+  form: Record<string, unknown>,
+  field: MalformedIntentField | undefined,
+): Record<string, unknown> {
+  switch (field) {
+    case undefined:
+      return form;
+    case 'metadata':
+      return { ...form, metadata: { ...(form['metadata'] as object), table: 12 } };
+    case 'paid_at':
+      return { ...form, paid_at: 'yesterday' };
+    case 'status':
+      return { ...form, status: 'settled' };
+    case 'amount':
+      return { ...form, amount: { ...(form['amount'] as object), value: 12.5 } };
+  }
+}
 
 const invalidBody = (message: string): SimResponse =>
   envelopeA(400, 'invalid_request_error', 'invalid_request_error', message);
@@ -114,7 +134,9 @@ export function paymentRoutes(ctx: SimContext): Route[] {
       method: 'GET',
       pattern: /^\/payment_intents\/([^/]+)$/,
       handler: authed((_r, [id = '']) =>
-        withIntent(id, (i) => jsonResponse(200, intentFullForm(i, clock.nowMs()))),
+        withIntent(id, (i) =>
+          jsonResponse(200, malformed(intentFullForm(i, clock.nowMs()), ctx.faults.malformedIntent(i.id))),
+        ),
       ),
     },
     {
