@@ -1,20 +1,15 @@
 import type { PartnerApiError } from '../api/errors.js';
 import type { PartnerApi } from '../api/partner-api.js';
-import {
-  checkPagingComplete,
-  planSnapshotChanges,
-  summarizePlan,
-  type PreviousRecord,
-} from '../sync/snapshot-diff.js';
+import { planSnapshotChanges, summarizePlan, type PreviousRecord } from '../sync/snapshot-diff.js';
 import {
   challengeRow,
   loadChallengeStates,
   markChallengesDeleted,
   upsertChallengePage,
 } from '../warehouse/challenges.js';
-import { storeRejections } from '../warehouse/rejected-records.js';
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
-import { isPassInterruption, loadDeletionBaseline, usableRejectionId } from './restaurants.js';
+import { loadDeletionBaseline } from './restaurants.js';
+import { readSnapshotList } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
@@ -35,7 +30,7 @@ interface RestaurantChallenges {
  * and consistent, and the pass as a whole is not suspiciously short.
  */
 export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
-  const { db, api, clock, config, logger, metrics, signal } = deps;
+  const { db, api, clock, config, logger, signal } = deps;
   const restaurantIds = await liveRestaurantIds(db);
   const previous = await loadChallengeStates(db);
   const counts = { restaurants: restaurantIds.length, pages: 0, written: 0, rejected: 0, newVersions: 0 };
@@ -45,50 +40,30 @@ export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<P
 
   for (const restaurantId of restaurantIds) {
     if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
-    const result: RestaurantChallenges = { seen: new Map(), complete: false };
-    results.set(restaurantId, result);
-    const totalCounts: number[] = [];
-    let itemsReceived = 0;
-    let rejectedWithoutId = 0;
-    try {
-      for await (const page of api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal })) {
-        const seenAt = clock.now();
-        const plan = await db.transaction().execute(async (trx) => {
-          await storeRejections(trx, STREAM, page.rejections, seenAt);
-          return upsertChallengePage(trx, restaurantId, page.records, seenAt);
-        });
-        counts.pages++;
-        counts.written += page.records.length;
-        counts.rejected += page.rejections.length;
-        counts.newVersions += plan.open.length;
-        totalCounts.push(page.pagination.totalCount);
-        itemsReceived += page.records.length + page.rejections.length;
-        for (const challenge of page.records) {
-          result.seen.set(challenge.id, challengeRow(challenge, restaurantId, seenAt).content_hash);
-        }
-        for (const rejection of page.rejections) {
-          const id = usableRejectionId(rejection);
-          if (id === null) rejectedWithoutId++;
-          else if (!result.seen.has(id)) result.seen.set(id, null);
-        }
-        metrics.rowsIngested.inc({ stream: STREAM }, page.records.length);
-        metrics.recordsRejected.inc({ stream: STREAM }, page.rejections.length);
-      }
-      const paging = checkPagingComplete({
-        totalCounts,
-        itemsReceived,
-        distinctIds: result.seen.size,
-        rejectedWithoutId,
-      });
-      result.complete = paging.complete;
-      if (!paging.complete) result.incompleteReason = paging.reason;
+    const read = await readSnapshotList(deps, {
+      stream: STREAM,
+      pages: api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal }),
+      writeRecords: (trx, challenges, seenAt) => upsertChallengePage(trx, restaurantId, challenges, seenAt),
+      contentHash: (challenge, seenAt) => challengeRow(challenge, restaurantId, seenAt).content_hash,
+    });
+    results.set(restaurantId, {
+      seen: read.seen,
+      complete: read.incompleteReason === undefined,
+      ...(read.incompleteReason === undefined ? {} : { incompleteReason: read.incompleteReason }),
+    });
+    counts.pages += read.pages;
+    counts.written += read.written;
+    counts.rejected += read.rejected;
+    counts.newVersions += read.newVersions;
+    if (read.interruption === undefined) {
       consecutiveFailures = 0;
-    } catch (error) {
-      if (!isPassInterruption(error, signal)) throw error;
-      lastError = error;
-      result.incompleteReason = error.message;
+    } else {
+      lastError = read.interruption;
       consecutiveFailures++;
-      logger.warn({ stream: STREAM, restaurantId, err: error }, 'challenge paging failed for a restaurant');
+      logger.warn(
+        { stream: STREAM, restaurantId, err: read.interruption },
+        'challenge paging failed for a restaurant',
+      );
     }
   }
 

@@ -9,7 +9,7 @@ import {
   writeLocations,
 } from '../warehouse/locations.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
-import { isPassInterruption } from './restaurants.js';
+import { isPassInterruption } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 

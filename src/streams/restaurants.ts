@@ -1,16 +1,12 @@
 import type { Kysely } from 'kysely';
-import { PartnerApiError } from '../api/errors.js';
 import type { PartnerApi } from '../api/partner-api.js';
-import { isUuid, type Rejection } from '../api/records/index.js';
 import {
-  checkPagingComplete,
   planSnapshotChanges,
   seenCountOfRun,
   shortCountOfRun,
   summarizePlan,
   type SnapshotPassFacts,
 } from '../sync/snapshot-diff.js';
-import { storeRejections } from '../warehouse/rejected-records.js';
 import {
   loadRestaurantStates,
   markRestaurantsDeleted,
@@ -20,6 +16,7 @@ import {
 import type { DB } from '../warehouse/schema.js';
 import { lastFinishedRun } from '../warehouse/sync-runs.js';
 import type { StreamName } from './registry.js';
+import { readSnapshotList } from './snapshot-list.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'restaurants' satisfies StreamName;
@@ -44,110 +41,55 @@ export async function loadDeletionBaseline(
   };
 }
 
-/** A rejected record's id, when it is one that could match a stored row. */
-export function usableRejectionId(rejection: Rejection): string | null {
-  return isUuid(rejection.recordId) ? rejection.recordId.toLowerCase() : null;
-}
-
-/** API failures end a pass early (no deletions); anything else (the database, an abort) is thrown. */
-export function isPassInterruption(
-  error: unknown,
-  signal: AbortSignal | undefined,
-): error is PartnerApiError {
-  return error instanceof PartnerApiError && signal?.aborted !== true;
-}
-
 /**
- * Pages `GET /restaurants` fully. Each page commits its rows, versions and rejections together.
- * Restaurants absent from a complete pass are marked deleted, unless the pass is suspiciously
- * short (see planSnapshotChanges).
+ * Pages `GET /restaurants` fully (readSnapshotList). Restaurants absent from a complete pass are
+ * marked deleted, unless the pass is suspiciously short (see planSnapshotChanges).
  */
 export async function runRestaurantsPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
-  const { db, api, clock, config, logger, metrics, signal } = deps;
+  const { db, api, clock, config, logger, signal } = deps;
   const previous = await loadRestaurantStates(db);
   const liveCount = [...previous.values()].filter((r) => !r.deleted).length;
   const baseline = await loadDeletionBaseline(db, STREAM, liveCount);
 
-  const seen = new Map<string, string | null>();
-  const totalCounts: number[] = [];
-  let itemsReceived = 0;
-  let rejectedWithoutId = 0;
-  let rejected = 0;
-  let written = 0;
-  let newVersions = 0;
-  let interruption: PartnerApiError | undefined;
-
-  try {
-    for await (const page of api.restaurantPages({ pageSize: config.api.pageSize, signal })) {
-      const seenAt = clock.now();
-      const plan = await db.transaction().execute(async (trx) => {
-        await storeRejections(trx, STREAM, page.rejections, seenAt);
-        return upsertRestaurantPage(trx, page.records, seenAt);
-      });
-      totalCounts.push(page.pagination.totalCount);
-      itemsReceived += page.records.length + page.rejections.length;
-      written += page.records.length;
-      newVersions += plan.open.length;
-      rejected += page.rejections.length;
-      for (const restaurant of page.records) seen.set(restaurant.id, restaurantContentHash(restaurant));
-      // A malformed record still proves its restaurant exists: never take it for a deletion.
-      for (const rejection of page.rejections) {
-        const id = usableRejectionId(rejection);
-        if (id === null) rejectedWithoutId++;
-        else if (!seen.has(id)) seen.set(id, null);
-      }
-      metrics.rowsIngested.inc({ stream: STREAM }, page.records.length);
-      metrics.recordsRejected.inc({ stream: STREAM }, page.rejections.length);
-    }
-  } catch (error) {
-    if (!isPassInterruption(error, signal)) throw error;
-    interruption = error;
-  }
-
-  const paging = checkPagingComplete({
-    totalCounts,
-    itemsReceived,
-    distinctIds: seen.size,
-    rejectedWithoutId,
+  const read = await readSnapshotList(deps, {
+    stream: STREAM,
+    pages: api.restaurantPages({ pageSize: config.api.pageSize, signal }),
+    writeRecords: upsertRestaurantPage,
+    contentHash: restaurantContentHash,
   });
   const facts: SnapshotPassFacts = {
-    complete: interruption === undefined && paging.complete,
+    complete: read.incompleteReason === undefined,
     maxDrop: config.snapshots.maxDrop,
     ...baseline,
+    ...(read.incompleteReason === undefined ? {} : { incompleteReason: read.incompleteReason }),
   };
-  if (interruption !== undefined) facts.incompleteReason = `the pass stopped early: ${interruption.message}`;
-  else if (!paging.complete) facts.incompleteReason = paging.reason;
-
-  const plan = planSnapshotChanges(previous, seen, facts);
+  const plan = planSnapshotChanges(previous, read.seen, facts);
   let deletionsMarked = 0;
   if (plan.deletions.kind === 'marked' && plan.deletions.ids.length > 0) {
     const ids = plan.deletions.ids;
     deletionsMarked = await db.transaction().execute((trx) => markRestaurantsDeleted(trx, ids, clock.now()));
   }
   const details = {
-    pages: totalCounts.length,
-    seen: seen.size,
-    written,
-    rejected,
-    newVersions,
+    pages: read.pages,
+    seen: read.seen.size,
+    written: read.written,
+    rejected: read.rejected,
+    newVersions: read.newVersions,
     ...summarizePlan(plan),
     ...(plan.deletions.kind === 'marked' ? { deletions: { marked: deletionsMarked } } : {}),
   };
   if (plan.deletions.kind === 'suppressed') {
     logger.warn(
-      { stream: STREAM, reason: plan.deletions.reason, why: plan.deletions.detail, seen: seen.size },
+      { stream: STREAM, reason: plan.deletions.reason, why: plan.deletions.detail, seen: read.seen.size },
       'restaurants pass marked no deletions',
     );
   }
   return {
-    status: passStatus(
-      interruption !== undefined && totalCounts.length === 0,
-      plan.deletions.kind === 'marked',
-    ),
-    rows: written,
-    requests: totalCounts.length + (interruption === undefined ? 0 : 1),
+    status: passStatus(read.interruption !== undefined && read.pages === 0, plan.deletions.kind === 'marked'),
+    rows: read.written,
+    requests: read.pages + (read.interruption === undefined ? 0 : 1),
     details,
-    ...(interruption === undefined ? {} : { error: interruption.message }),
+    ...(read.interruption === undefined ? {} : { error: read.interruption.message }),
   };
 }
 

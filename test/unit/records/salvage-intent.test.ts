@@ -31,7 +31,7 @@ describe('salvagePaymentIntent: what validates of a full form that failed', () =
       id,
       status: 'paid',
       paidAt: new Date('2024-05-01T18:30:00Z'),
-      payerAccountBalanceId: raw.payer_account_balance_id,
+      payerAccountBalanceId: fx.fullPaymentIntent()['payer_account_balance_id'],
       expiresAt: new Date('2024-05-01T19:00:00Z'),
     });
     expect(salvaged).not.toHaveProperty('metadata');
