@@ -57,7 +57,7 @@ describe('a snapshot record the database refuses', () => {
       .execute();
 
   it('restaurants: the page around it is stored, it is rejected naming the SQLSTATE, the pass succeeds', async () => {
-    const all = sim.control.restaurants.list();
+    const all = sim.control.restaurants.list().map((r) => ({ id: String(r['id']) }));
     const victim = all[7]!.id;
     const outcome = await refusing('restaurants', victim, () => runRestaurantsPass(h.deps));
     expect(outcome.status).toBe('succeeded');
@@ -75,7 +75,7 @@ describe('a snapshot record the database refuses', () => {
   });
 
   it('a stored restaurant refused on a later pass is not marked deleted', async () => {
-    const victim = sim.control.restaurants.list()[3]!.id;
+    const victim = String(sim.control.restaurants.list()[3]!['id']);
     const outcome = await refusing('restaurants', victim, () => runRestaurantsPass(h.deps));
     expect(outcome.status).toBe('succeeded');
     const row = await t.db
