@@ -1,7 +1,13 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import { runStreamPass } from '../src/streams/passes.js';
-import { STREAM_NAMES, followUpsOf, scheduledPasses, type StreamName } from '../src/streams/registry.js';
+import {
+  STREAMS,
+  STREAM_NAMES,
+  followUpsOf,
+  scheduledPasses,
+  type StreamName,
+} from '../src/streams/registry.js';
 import { defineJob } from './job.js';
 import { JOB_RETENTION, QUEUES } from './queues.js';
 
@@ -19,7 +25,9 @@ export const streamPassJob = defineJob<z.infer<typeof payload>>({
       data: { stream },
     })),
   async process(context, { stream, catchUp }) {
-    const result = await runStreamPass(context.deps, stream);
+    // A scheduled pass may use the time until the next one; a catch-up does one round.
+    const slotMs = catchUp === true ? undefined : STREAMS[stream].everyMs(context.deps.config);
+    const result = await runStreamPass(context.deps, stream, slotMs === undefined ? {} : { slotMs });
     // A catch-up that finds the stream busy may be behind a pass that started before the data it
     // is for existed: try again shortly (BullMQ attempts with backoff) rather than drop it.
     if (catchUp === true && result.status === 'skipped')

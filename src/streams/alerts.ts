@@ -33,7 +33,7 @@ export async function runAlertsPass(
   deps: StreamDeps<unknown>,
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): Promise<PassOutcome> {
-  const { db, config, logger, metrics, clock } = deps;
+  const { db, config, logger, clock } = deps;
   const log = logger.child({ stream: 'alerts' });
   const url = config.alerts.webhookUrl;
   const secret = config.alerts.webhookSecret;
@@ -52,10 +52,8 @@ export async function runAlertsPass(
     };
   }
 
-  const target = describeTarget(url);
-  let delivered = 0;
-  let failedAttempts = 0;
-  let gaveUp = 0;
+  const webhook = { url, secret: secret.reveal(), maxReplyBytes: config.alerts.maxReplyBytes };
+  const tally: DeliveryTally = { delivered: 0, failedAttempts: 0, gaveUp: 0 };
   let handled = 0;
   while (handled < MAX_ALERTS_PER_PASS && deps.signal?.aborted !== true) {
     const batch = await claimDueAlerts(db, {
@@ -65,71 +63,109 @@ export async function runAlertsPass(
     });
     if (batch.length === 0) break;
     handled += batch.length;
-    await pMap(
-      batch,
-      async (alert) => {
-        const result = await deliverOne(alert, {
-          url,
-          secret: secret.reveal(),
-          maxReplyBytes: config.alerts.maxReplyBytes,
-          policy,
-          now: clock.now(),
-        });
-        const now = clock.now();
-        if (result.ok) {
-          await markAlertDelivered(db, alert.id, now);
-          delivered++;
-          metrics.alertDeliveries.inc({ outcome: 'delivered' });
-          log.info(
-            { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
-            'alert delivered',
-          );
-          return;
-        }
-        const next = afterFailedAttempt(
-          { attempts: alert.attempts, createdAt: alert.createdAt, now },
-          policy,
-        );
-        if (next.giveUp) {
-          await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
-          gaveUp++;
-          metrics.alertDeliveries.inc({ outcome: 'gave_up' });
-          log.error(
-            {
-              alertId: alert.id,
-              paymentIntentId: alert.paymentIntentId,
-              attempts: alert.attempts,
-              error: result.error,
-              target,
-            },
-            'alert delivery given up',
-          );
-        } else {
-          await markAlertAttemptFailed(db, alert.id, {
-            error: result.error,
-            nextAttemptAt: next.nextAttemptAt,
-          });
-          failedAttempts++;
-          metrics.alertDeliveries.inc({ outcome: 'failed' });
-          log.warn(
-            {
-              alertId: alert.id,
-              attempts: alert.attempts,
-              error: result.error,
-              target,
-              nextAttemptAt: next.nextAttemptAt.toISOString(),
-            },
-            'alert delivery failed; will retry',
-          );
-        }
-      },
-      { concurrency: policy.concurrency },
-    );
+    await deliverClaimed(deps, batch, { webhook, policy, log, tally });
   }
 
   const backlog = await refreshGauges(deps);
+  const { delivered, failedAttempts, gaveUp } = tally;
   const status = failedAttempts + gaveUp > 0 && delivered === 0 ? 'partial' : 'succeeded';
-  return { status, rows: delivered, details: { delivered, failedAttempts, gaveUp, ...backlog } };
+  return { status, rows: delivered, details: { ...tally, ...backlog } };
+}
+
+/**
+ * Delivers these alerts now, right after the transaction that recorded them committed, instead of
+ * leaving them for the next alerts pass. The same claim (lease, attempt counted) as the pass, so a
+ * pass running meanwhile never sends one twice at the same moment; a failure is retried by the
+ * pass on its backoff. Without a webhook this does nothing (the pass notes the alerts).
+ */
+export async function deliverAlertsNow(
+  deps: StreamDeps<unknown>,
+  ids: readonly string[],
+  policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
+): Promise<DeliveryTally> {
+  const tally: DeliveryTally = { delivered: 0, failedAttempts: 0, gaveUp: 0 };
+  const { webhookUrl: url, webhookSecret: secret, maxReplyBytes } = deps.config.alerts;
+  if (url === undefined || secret === undefined || ids.length === 0) return tally;
+  const batch = await claimDueAlerts(deps.db, {
+    now: deps.clock.now(),
+    limit: ids.length,
+    leaseMs: policy.leaseMs,
+    ids,
+  });
+  const webhook = { url, secret: secret.reveal(), maxReplyBytes };
+  const log = deps.logger.child({ stream: 'alerts' });
+  await deliverClaimed(deps, batch, { webhook, policy, log, tally });
+  return tally;
+}
+
+interface DeliveryTally {
+  delivered: number;
+  failedAttempts: number;
+  gaveUp: number;
+}
+
+/** One attempt for each claimed alert, concurrently: delivered, retried later, or given up. */
+async function deliverClaimed(
+  deps: StreamDeps<unknown>,
+  batch: readonly ClaimedAlert[],
+  context: {
+    webhook: { url: string; secret: string; maxReplyBytes: number };
+    policy: AlertDeliveryPolicy;
+    log: StreamDeps<unknown>['logger'];
+    tally: DeliveryTally;
+  },
+): Promise<void> {
+  const { db, clock, metrics } = deps;
+  const { webhook, policy, log, tally } = context;
+  const target = describeTarget(webhook.url);
+  await pMap(
+    batch,
+    async (alert) => {
+      const result = await deliverOne(alert, { ...webhook, policy, now: clock.now() });
+      const now = clock.now();
+      if (result.ok) {
+        await markAlertDelivered(db, alert.id, now);
+        tally.delivered++;
+        metrics.alertDeliveries.inc({ outcome: 'delivered' });
+        log.info(
+          { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
+          'alert delivered',
+        );
+        return;
+      }
+      const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
+      if (next.giveUp) {
+        await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
+        tally.gaveUp++;
+        metrics.alertDeliveries.inc({ outcome: 'gave_up' });
+        log.error(
+          {
+            alertId: alert.id,
+            paymentIntentId: alert.paymentIntentId,
+            attempts: alert.attempts,
+            error: result.error,
+            target,
+          },
+          'alert delivery given up',
+        );
+        return;
+      }
+      await markAlertAttemptFailed(db, alert.id, { error: result.error, nextAttemptAt: next.nextAttemptAt });
+      tally.failedAttempts++;
+      metrics.alertDeliveries.inc({ outcome: 'failed' });
+      log.warn(
+        {
+          alertId: alert.id,
+          attempts: alert.attempts,
+          error: result.error,
+          target,
+          nextAttemptAt: next.nextAttemptAt.toISOString(),
+        },
+        'alert delivery failed; will retry',
+      );
+    },
+    { concurrency: policy.concurrency },
+  );
 }
 
 async function deliverOne(

@@ -1,6 +1,6 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import { finishSyncRun, startSyncRun, withAdvisoryLock } from '../warehouse/sync-runs.js';
-import { STREAMS, type StreamName } from './registry.js';
+import { STREAMS, type PassContext, type StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 export type PassResult =
@@ -12,14 +12,18 @@ export type PassResult =
  * advisory lock (one pass per stream at a time across every process), recorded in sync_runs,
  * counted in metrics. Another holder of the lock means the work is being done: skipped.
  */
-export async function runStreamPass(deps: StreamDeps<PartnerApi>, stream: StreamName): Promise<PassResult> {
+export async function runStreamPass(
+  deps: StreamDeps<PartnerApi>,
+  stream: StreamName,
+  context: PassContext = {},
+): Promise<PassResult> {
   const { db, clock, logger, metrics } = deps;
   const log = logger.child({ stream });
   const pass = await STREAMS[stream].loadPass();
   const locked = await withAdvisoryLock(db, `stream:${stream}`, async () => {
     const runId = await startSyncRun(db, stream, clock.now());
     try {
-      const outcome = await pass({ ...deps, logger: log });
+      const outcome = await pass({ ...deps, logger: log }, context);
       await finishSyncRun(db, runId, { ...outcome, finishedAt: clock.now() });
       metrics.passes.inc({ stream, status: outcome.status });
       log.info(

@@ -1,5 +1,6 @@
-import type { PartnerApi } from '../api/partner-api.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
+import type { PartnerApi } from '../api/partner-api.js';
 import {
   salvagePaymentIntent,
   type PaymentIntent,
@@ -12,6 +13,7 @@ import {
   nextPollAt,
   planIntentPolling,
   pollBudgetPerPass,
+  type DueIntent,
   type PollSchedulePolicy,
 } from '../sync/intent-poll-schedule.js';
 import { currentAppWalletId } from '../warehouse/balance.js';
@@ -24,12 +26,16 @@ import {
   loadIntentStreamState,
   loadStoredIntents,
   markLookedAt,
+  openIntentsReach,
   pollAgainAt,
   recordFullObservation,
   saveIntentStreamState,
+  type FullObservationOutcome,
   type IntentStreamState,
+  type StoredIntent,
 } from '../warehouse/payment-intents.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
+import { deliverAlertsNow } from './alerts.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'payment_intents';
@@ -44,6 +50,13 @@ export interface PaymentIntentsPassOptions {
   sweepPageSize?: number;
   /** By-id fetches in flight at once (the shared limiter paces them). */
   concurrency?: number;
+  /**
+   * Keep ticking this long while intents are open (the worker passes the time to its next
+   * scheduled pass). Absent: one tick, as `run payment_intents` wants.
+   */
+  slotMs?: number;
+  /** Shortest time between two ticks of one pass (the bound on detection latency while active). */
+  tickEveryMs?: number;
 }
 
 const DEFAULTS = {
@@ -51,7 +64,11 @@ const DEFAULTS = {
   discoveryLookbackMs: 120_000,
   sweepPageSize: 500,
   concurrency: 8,
+  slotMs: 0,
+  tickEveryMs: 1_000,
 };
+
+type Settings = typeof DEFAULTS & { schedule: PollSchedulePolicy };
 
 interface Fetch {
   id: string;
@@ -61,76 +78,226 @@ interface Fetch {
   listed?: PaymentIntent;
 }
 
+/** Counters of one tick, summed over a pass. */
+interface TickStats {
+  requests: number;
+  pages: number;
+  firstSights: number;
+  transitions: number;
+  alerts: number;
+  /** Payments seen in the list whose alert needs no by-id fetch, and the alerts so raised. */
+  paidSeenInList: number;
+  alertsFromList: number;
+  fetched: number;
+  errors: number;
+  rejected: number;
+  salvaged: number;
+}
+
+const emptyStats = (): TickStats => ({
+  requests: 0,
+  pages: 0,
+  firstSights: 0,
+  transitions: 0,
+  alerts: 0,
+  paidSeenInList: 0,
+  alertsFromList: 0,
+  fetched: 0,
+  errors: 0,
+  rejected: 0,
+  salvaged: 0,
+});
+
+/** What one tick shares between its steps. */
+interface Tick {
+  deps: StreamDeps<PartnerApi>;
+  settings: Settings;
+  state: IntentStreamState;
+  payee: string | undefined;
+  startedAt: Date;
+  budget: number;
+  stats: TickStats;
+  lastError?: string;
+  /** Alerts recorded this tick, being delivered while the tick goes on. */
+  deliveries: Promise<unknown>[];
+  noteError(error: unknown, what: Record<string, unknown>): void;
+}
+
 /**
- * One pass over payment intents: a list sweep (newest first) that discovers new intents and re-reads
- * the status of every intent it passes, then by-id fetches of the full form for what changed, for
- * due open intents the sweep did not reach, and for rows only the list form has written. All within
- * `config.intents.pollShare` of the shared rate limit; see docs/payment-intents.md for the cost model.
+ * One pass over payment intents: ticks of a list sweep (newest first) that discovers new intents,
+ * re-reads the status of every open intent it can afford to pass and raises the paid alert from the
+ * list form when the warehouse already holds the rest, then by-id fetches of the full form for what
+ * else changed, due open intents the sweep did not reach, and rows only the list form has written.
+ * With `slotMs` (the worker), it keeps ticking every `tickEveryMs` while intents are open, paced to
+ * stay within `config.intents.pollShare` of the shared rate limit; idle, it is one tick. Alerts are
+ * delivered as soon as they commit. Cost model: docs/payment-intents.md.
  */
 export async function runPaymentIntentsPass(
   deps: StreamDeps<PartnerApi>,
   options: PaymentIntentsPassOptions = {},
 ): Promise<PassOutcome> {
-  const { db, api, clock, config, logger, metrics, signal } = deps;
+  const { clock, config, signal } = deps;
+  const settings: Settings = {
+    ...DEFAULTS,
+    ...stripUndefined(options),
+    schedule: options.schedule ?? DEFAULT_POLL_SCHEDULE,
+  };
+  const passStartedMs = clock.now().getTime();
+  const share = config.api.rateLimitRps * config.intents.pollShare;
+  const totals = emptyStats();
+  const aborted = () => signal?.aborted === true;
+  let ticks = 0;
+  let last: Awaited<ReturnType<typeof runIntentTick>>;
+  for (;;) {
+    // A single tick plans for the whole schedule interval; repeated ticks for one tick interval.
+    const intervalMs = settings.slotMs > 0 ? settings.tickEveryMs : config.schedules.paymentIntentsMs;
+    const tickStartedMs = clock.now().getTime();
+    last = await runIntentTick(deps, settings, intervalMs);
+    ticks++;
+    addStats(totals, last.stats);
+    if (settings.slotMs <= 0 || last.open === 0 || aborted()) break;
+    // Paced so the average stays within the share, however many pages the sweep needed.
+    const nextTickMs = tickStartedMs + Math.max(settings.tickEveryMs, (last.stats.requests / share) * 1000);
+    if (nextTickMs >= passStartedMs + settings.slotMs) break;
+    const waitMs = nextTickMs - clock.now().getTime();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+    if (aborted()) break;
+  }
+  deps.metrics.rowsIngested.inc({ stream: STREAM }, totals.firstSights + totals.fetched);
+  const status = totals.errors === 0 ? 'succeeded' : totals.requests > totals.errors ? 'partial' : 'failed';
+  return {
+    status,
+    rows: totals.firstSights + totals.fetched,
+    requests: totals.requests,
+    details: { ...totals, ticks, ...last.details },
+    ...(last.lastError === undefined ? {} : { error: last.lastError }),
+  };
+}
+
+async function runIntentTick(deps: StreamDeps<PartnerApi>, settings: Settings, intervalMs: number) {
+  const { db, clock, config, logger, signal } = deps;
   const log = logger.child({ stream: STREAM });
-  const schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
-  const settings = { ...DEFAULTS, ...stripUndefined(options) };
   const startedAt = clock.now();
-  const state = await loadIntentStreamState(db, startedAt);
-  const payee = await currentAppWalletId(db);
-  const budget = pollBudgetPerPass({
-    rateLimitRps: config.api.rateLimitRps,
-    pollShare: config.intents.pollShare,
-    passIntervalMs: config.schedules.paymentIntentsMs,
-  });
+  const tick: Tick = {
+    deps,
+    settings,
+    state: await loadIntentStreamState(db, startedAt),
+    payee: await currentAppWalletId(db),
+    startedAt,
+    budget: pollBudgetPerPass({
+      rateLimitRps: config.api.rateLimitRps,
+      pollShare: config.intents.pollShare,
+      passIntervalMs: intervalMs,
+    }),
+    stats: emptyStats(),
+    deliveries: [],
+    noteError(error, what) {
+      this.stats.errors++;
+      this.lastError = error instanceof Error ? error.message : String(error);
+      // A pass cancelled by shutdown is not a failure of the API; the next pass picks up from here.
+      if (signal?.aborted === true) log.debug({ ...what }, 'payment intent pass cancelled');
+      else log.warn({ err: error, ...what }, 'payment intent request failed');
+    },
+  };
   const fullSweep =
-    state.lastFullSweepAt === null ||
-    startedAt.getTime() - state.lastFullSweepAt.getTime() >= settings.fullSweepEveryMs;
-  const due = await findDueOpenIntents(db, { now: startedAt, payee, limit: Math.max(1_000, budget * 50) });
-  const plan = planIntentPolling({
-    due,
-    pageSize: state.pageSize ?? settings.sweepPageSize,
-    minSweepPages: 1,
-    budget,
+    tick.state.lastFullSweepAt === null ||
+    startedAt.getTime() - tick.state.lastFullSweepAt.getTime() >= settings.fullSweepEveryMs;
+  const due = await findDueOpenIntents(db, {
+    now: startedAt,
+    payee: tick.payee,
+    limit: Math.max(1_000, tick.budget * 50),
   });
+  const sweep = await sweepIntentList(tick, { due, fullSweep });
+  const fetches = await fetchFullForms(tick, { due, sweep });
+  await Promise.all(tick.deliveries);
 
-  const stats = {
-    requests: 0,
-    pages: 0,
-    firstSights: 0,
-    transitions: 0,
-    alerts: 0,
-    fetched: 0,
-    errors: 0,
-    rejected: 0,
-    salvaged: 0,
+  // Changes the budget could not fetch this tick: due at once, so the next tick looks first.
+  const finishedAt = clock.now();
+  await pollAgainAt(
+    db,
+    fetches.deferredChanges.filter((f) => f.why === 'changed').map((f) => f.id),
+    finishedAt,
+  );
+  for (const fetch of fetches.deferredChanges)
+    if (fetch.why === 'first-sight' && fetch.createdAt) fetches.failedFirstSights.push(fetch.createdAt);
+  await saveIntentStreamState(
+    db,
+    {
+      ...(sweep.serverPageSize === null ? {} : { pageSize: sweep.serverPageSize }),
+      ...(fullSweep && sweep.reachedHorizon && tick.stats.errors === 0 ? { lastFullSweepAt: startedAt } : {}),
+      ...nextHorizon({ ...sweep, state: tick.state, failedFirstSights: fetches.failedFirstSights }),
+    },
+    finishedAt,
+  );
+  const open = await countOpenIntents(db);
+  deps.metrics.openIntents.set(open);
+  return {
+    stats: tick.stats,
+    open,
+    lastError: tick.lastError,
+    details: {
+      budget: tick.budget,
+      fullSweep,
+      due: due.length,
+      deferredChanges: fetches.deferredChanges.length,
+      dueLeft: fetches.dueLeft,
+      open,
+      payeeFilter: tick.payee !== undefined,
+    },
   };
-  let lastError: string | undefined;
-  const noteError = (error: unknown, what: Record<string, unknown>) => {
-    stats.errors++;
-    lastError = error instanceof Error ? error.message : String(error);
-    // A pass cancelled by shutdown is not a failure of the API; the next pass picks up from here.
-    if (signal?.aborted === true) log.debug({ ...what }, 'payment intent pass cancelled');
-    else log.warn({ err: error, ...what }, 'payment intent request failed');
-  };
+}
 
-  // ---- list sweep ----
+interface SweepResult {
+  /** Intents the list showed this tick. */
+  seen: Set<string>;
+  /** Changes (and first sights that may alert) the list cannot settle: fetched by id. */
+  toFetch: Fetch[];
+  newestSeen: Date | null;
+  reachedHorizon: boolean;
+  serverPageSize: number | null;
+}
+
+/**
+ * The list sweep, newest first: down to the discovery horizon, past every open intent when the
+ * budget affords it (so a payment anywhere among them is seen this tick), or the whole list on a
+ * full sweep. Each page is applied as it arrives (applyListPage).
+ */
+async function sweepIntentList(
+  tick: Tick,
+  input: { due: readonly DueIntent[]; fullSweep: boolean },
+): Promise<SweepResult> {
+  const { deps, settings, state, stats } = tick;
+  const { db, api, clock, metrics, signal, logger } = deps;
+  const pageSize = state.pageSize ?? settings.sweepPageSize;
+  const reach = await openIntentsReach(db, tick.payee);
+  const pagesForAllOpen = reach === null ? 1 : Math.floor(reach.depth / pageSize) + 1;
+  const coverAllOpen = reach !== null && pagesForAllOpen <= tick.budget;
+  const plan = planIntentPolling({
+    due: input.due,
+    pageSize,
+    minSweepPages: coverAllOpen ? pagesForAllOpen : 1,
+    budget: tick.budget,
+  });
   const horizon =
     state.newestCreatedAt === null
       ? null
       : new Date(state.newestCreatedAt.getTime() - settings.discoveryLookbackMs);
-  const stopBelow = fullSweep ? null : olderOf(horizon, plan.sweepCoversCreatedAt);
-  const maxPages = fullSweep ? Number.POSITIVE_INFINITY : Math.max(plan.sweepPages, budget);
-  const seen = new Set<string>();
-  const toFetch: Fetch[] = [];
-  let newestSeen: Date | null = null;
-  let reachedHorizon = false;
+  const stopBelow = input.fullSweep
+    ? null
+    : olderOf(olderOf(horizon, plan.sweepCoversCreatedAt), coverAllOpen ? reach.oldestCreatedAt : null);
+  const maxPages = input.fullSweep ? Number.POSITIVE_INFINITY : Math.max(plan.sweepPages, tick.budget);
+  const result: SweepResult = {
+    seen: new Set(),
+    toFetch: [],
+    newestSeen: null,
+    reachedHorizon: false,
+    serverPageSize: null,
+  };
   let newestFirst = true;
   let previousCreatedAt: number | undefined;
-  let serverPageSize: number | null = null;
   try {
     const pages = api.paymentIntentPages({
-      ...(payee === undefined ? {} : { payee }),
+      ...(tick.payee === undefined ? {} : { payee: tick.payee }),
       pageSize: settings.sweepPageSize,
       priority: 'high',
       signal,
@@ -138,7 +305,7 @@ export async function runPaymentIntentsPass(
     for await (const page of pages) {
       stats.requests++;
       stats.pages++;
-      serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
+      result.serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
       const observedAt = clock.now();
       if (page.rejections.length > 0) {
         stats.rejected += page.rejections.length;
@@ -147,46 +314,173 @@ export async function runPaymentIntentsPass(
       }
       for (const intent of page.records) {
         const created = intent.createdAt?.getTime();
-        if (created !== undefined) {
-          if (previousCreatedAt !== undefined && created > previousCreatedAt) newestFirst = false;
-          previousCreatedAt = created;
-          if (newestSeen === null || created > newestSeen.getTime()) newestSeen = intent.createdAt ?? null;
-        }
+        if (created === undefined) continue;
+        if (previousCreatedAt !== undefined && created > previousCreatedAt) newestFirst = false;
+        previousCreatedAt = created;
+        if (result.newestSeen === null || created > result.newestSeen.getTime())
+          result.newestSeen = intent.createdAt ?? null;
       }
-      stats.firstSights += await applyListPage(deps, page.records, {
-        state,
-        payee,
-        schedule,
-        observedAt,
-        seen,
-        toFetch,
-      });
-      if (page.pagination.nextPage === null) reachedHorizon = true;
+      await applyListPage(tick, page.records, { observedAt, sweep: result });
+      if (page.pagination.nextPage === null) result.reachedHorizon = true;
       const oldestOnPage = previousCreatedAt;
       if (
-        !fullSweep &&
+        !input.fullSweep &&
         newestFirst &&
         stopBelow !== null &&
         oldestOnPage !== undefined &&
         oldestOnPage < stopBelow.getTime()
       ) {
-        reachedHorizon = true;
+        result.reachedHorizon = true;
         break;
       }
       if (stats.pages >= maxPages) break;
     }
-    if (!newestFirst) log.warn('the payment intent list is not newest first: sweeps cannot stop early');
+    if (!newestFirst) logger.warn('the payment intent list is not newest first: sweeps cannot stop early');
   } catch (error) {
-    noteError(error, { during: 'list sweep' });
+    tick.noteError(error, { during: 'list sweep' });
   }
+  return result;
+}
 
-  // ---- by-id fetches: changes first (alerts wait on them), then due polls, then backfill ----
-  const remaining = () => Math.max(0, budget - stats.requests);
+/**
+ * Sorts one list page: unchanged rows get their list fields refreshed (a poll, for free); a pending
+ * intent now `paid` whose full form the warehouse holds is recorded and alerted from the list form
+ * at once (paid_at = the list's updated_at: confirming sets paid_at and moves updated_at in one
+ * write); first sights that cannot alert are inserted from the list form; other changes, and first
+ * sights that might alert, are queued for a by-id fetch of the full form.
+ */
+async function applyListPage(
+  tick: Tick,
+  records: readonly PaymentIntent[],
+  context: { observedAt: Date; sweep: SweepResult },
+): Promise<void> {
+  const { deps, state, settings, stats } = tick;
+  const { observedAt, sweep } = context;
+  const fresh = records.filter((intent) => !sweep.seen.has(intent.id));
+  for (const intent of fresh) sweep.seen.add(intent.id);
+  const stored = await loadStoredIntents(
+    deps.db,
+    fresh.map((intent) => intent.id),
+  );
+  const unchanged: { intent: PaymentIntent; nextPollAt: Date | null }[] = [];
+  const firstSights: PaymentIntent[] = [];
+  const paidFromList: { intent: PaymentIntent; previous: PaymentIntentStatus }[] = [];
+  for (const intent of fresh) {
+    const row = stored.get(intent.id);
+    if (row === undefined) {
+      if (cannotAlertAtFirstSight(intent, state.watchingSince)) firstSights.push(intent);
+      else
+        sweep.toFetch.push({
+          id: intent.id,
+          why: 'first-sight',
+          createdAt: intent.createdAt,
+          listed: intent,
+        });
+    } else if (row.status === intent.status) {
+      const next = nextPollAt(
+        {
+          now: observedAt,
+          createdAt: intent.createdAt ?? row.createdAt ?? undefined,
+          expiresAt: row.hasFullForm ? row.expiresAt : undefined,
+          pollCount: row.pollCount + 1,
+          status: row.status,
+        },
+        settings.schedule,
+      );
+      unchanged.push({ intent, nextPollAt: next });
+    } else if (!classifyTransition(row.status, intent, state.watchingSince).stale) {
+      const alertable = intent.status === 'paid' && row.status === 'pending' && row.hasFullForm;
+      if (alertable) paidFromList.push({ intent: paidIntentFromList(intent, row), previous: row.status });
+      else sweep.toFetch.push({ id: intent.id, why: 'changed', createdAt: intent.createdAt, listed: intent });
+    }
+  }
+  await applyUnchangedListObservations(deps.db, unchanged, observedAt);
+  const inserted = await insertFirstSightsFromList(deps.db, {
+    intents: firstSights,
+    payee: tick.payee,
+    observedAt,
+    nextPollAt: (intent) =>
+      nextPollAt(
+        {
+          now: observedAt,
+          createdAt: intent.createdAt,
+          expiresAt: undefined,
+          pollCount: 1,
+          status: intent.status,
+        },
+        settings.schedule,
+      ),
+  });
+  stats.firstSights += inserted.length;
+  stats.paidSeenInList += paidFromList.length;
+  for (const { intent, previous } of paidFromList) {
+    const outcome = await recordFullObservation(deps.db, {
+      intent,
+      previous,
+      observedAt,
+      watchingSince: state.watchingSince,
+      nextPollAt: null,
+    });
+    noteObservation(tick, intent, { previous, outcome, fromList: true });
+  }
+}
+
+/** The list form of a payment, completed with what the warehouse holds of its full form. */
+function paidIntentFromList(listed: PaymentIntent, row: StoredIntent): PaymentIntent {
+  return {
+    ...listed,
+    ...(listed.updatedAt === undefined ? {} : { paidAt: listed.updatedAt }),
+    ...(row.payerAccountBalanceId === null ? {} : { payerAccountBalanceId: row.payerAccountBalanceId }),
+    ...(row.payeeAccountBalanceId === null ? {} : { payeeAccountBalanceId: row.payeeAccountBalanceId }),
+    ...(row.metadata === null ? {} : { metadata: row.metadata }),
+  };
+}
+
+/** Counts a recorded observation, logs its transition, and starts delivering its alert at once. */
+function noteObservation(
+  tick: Tick,
+  intent: PaymentIntent,
+  input: { previous: PaymentIntentStatus | null; outcome: FullObservationOutcome; fromList: boolean },
+): void {
+  const { outcome, previous } = input;
+  const log = tick.deps.logger.child({ stream: STREAM });
+  if (!outcome.written) return;
+  if (outcome.decision.transition) {
+    tick.stats.transitions++;
+    if (previous === null) tick.stats.firstSights++;
+    const { from, to } = outcome.decision.transition;
+    log.info({ paymentIntentId: intent.id, from, to }, 'payment intent transition');
+  }
+  if (outcome.alertId === null) return;
+  tick.stats.alerts++;
+  if (input.fromList) tick.stats.alertsFromList++;
+  log.info({ paymentIntentId: intent.id, alertId: outcome.alertId }, 'payment_intent.paid alert recorded');
+  const alertId = outcome.alertId;
+  tick.deliveries.push(
+    deliverAlertsNow(tick.deps, [alertId]).catch((error: unknown) => {
+      // The alerts pass retries it on its schedule; nothing is lost.
+      log.warn({ err: error, alertId }, 'immediate alert delivery failed; the alerts pass will retry');
+    }),
+  );
+}
+
+/**
+ * By-id fetches within what is left of the budget: changes first (alerts wait on them), then due
+ * open intents the sweep did not reach, then rows only the list form has written.
+ */
+async function fetchFullForms(
+  tick: Tick,
+  input: { due: readonly DueIntent[]; sweep: SweepResult },
+): Promise<{ deferredChanges: Fetch[]; failedFirstSights: Date[]; dueLeft: number }> {
+  const { deps, settings, stats } = tick;
+  const { db } = deps;
+  const remaining = () => Math.max(0, tick.budget - stats.requests);
+  const { toFetch, seen } = input.sweep;
   const changes = toFetch.slice(0, Math.max(remaining(), 1));
   const deferredChanges = toFetch.slice(changes.length);
   // Due intents the sweep did not reach (the plan chose per-id polls for them, or new intents pushed
   // them deeper than estimated), most overdue first.
-  const duePolls = due.filter((d) => !seen.has(d.id));
+  const duePolls = input.due.filter((d) => !seen.has(d.id));
   const polls: Fetch[] = duePolls
     .slice(0, Math.max(0, remaining() - changes.length))
     .map((d) => ({ id: d.id, why: 'due' }));
@@ -205,195 +499,73 @@ export async function runPaymentIntentsPass(
   await pMap(
     planned,
     async (fetch) => {
-      if (signal?.aborted === true) return;
-      const previous: PaymentIntentStatus | null = stored.get(fetch.id)?.status ?? null;
+      if (deps.signal?.aborted === true) return;
+      const previous = stored.get(fetch.id)?.status ?? null;
       try {
-        stats.requests++;
-        const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
-        const observedAt = clock.now();
-        let intent: PaymentIntent | null = result?.ok === true ? result.record : null;
-        if (result === null) {
-          log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
-        } else if (!result.ok) {
-          stats.rejected++;
-          metrics.recordsRejected.inc({ stream: STREAM });
-          await storeRejections(db, STREAM, [result.rejection], observedAt);
-          intent = salvagePaymentIntent(fetch.id, result.rejection.payload, fetch.listed);
-          if (intent !== null) stats.salvaged++;
-          log.warn(
-            { paymentIntentId: fetch.id, reason: result.rejection.reason, salvaged: intent !== null },
-            intent === null
-              ? 'payment intent full form rejected; nothing usable in it'
-              : 'payment intent full form rejected; recorded from the fields that validated',
-          );
-        }
-        if (intent === null) {
-          if (previous === null) {
-            if (fetch.createdAt) failedFirstSights.push(fetch.createdAt);
-          } else {
-            await markLookedAt(db, fetch.id, observedAt, { stopPolling: result === null });
-          }
-          return;
-        }
-        stats.fetched++;
-        const before = stored.get(fetch.id);
-        const outcome = await recordFullObservation(db, {
-          intent,
-          previous,
-          observedAt,
-          watchingSince: state.watchingSince,
-          nextPollAt: nextPollAt(
-            {
-              now: observedAt,
-              createdAt: intent.createdAt,
-              expiresAt: intent.expiresAt,
-              pollCount: (before?.pollCount ?? 0) + 1,
-              status: intent.status,
-            },
-            schedule,
-          ),
-        });
-        if (outcome.written && outcome.decision.transition) {
-          stats.transitions++;
-          if (previous === null) stats.firstSights++;
-          log.info(
-            {
-              paymentIntentId: intent.id,
-              from: outcome.decision.transition.from,
-              to: outcome.decision.transition.to,
-            },
-            'payment intent transition',
-          );
-        }
-        if (outcome.written && outcome.alertId !== null) {
-          stats.alerts++;
-          log.info(
-            { paymentIntentId: intent.id, alertId: outcome.alertId },
-            'payment_intent.paid alert recorded',
-          );
-        }
+        const recorded = await fetchAndRecord(tick, fetch, stored.get(fetch.id));
+        if (!recorded && previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       } catch (error) {
-        noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
+        tick.noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
         if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       }
     },
     { concurrency: settings.concurrency },
   );
-
-  // Changes the budget could not fetch this pass: due at once, so the next pass looks first.
-  const finishedAt = clock.now();
-  await pollAgainAt(
-    db,
-    deferredChanges.filter((f) => f.why === 'changed').map((f) => f.id),
-    finishedAt,
-  );
-  for (const fetch of deferredChanges)
-    if (fetch.why === 'first-sight' && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
-
-  await saveIntentStreamState(
-    db,
-    {
-      ...(serverPageSize === null ? {} : { pageSize: serverPageSize }),
-      ...(fullSweep && reachedHorizon && stats.errors === 0 ? { lastFullSweepAt: startedAt } : {}),
-      ...nextHorizon({ state, newestSeen, reachedHorizon, failedFirstSights }),
-    },
-    finishedAt,
-  );
-  const open = await countOpenIntents(db);
-  metrics.openIntents.set(open);
-  metrics.rowsIngested.inc({ stream: STREAM }, stats.firstSights + stats.fetched);
-
-  const details = {
-    ...stats,
-    budget,
-    fullSweep,
-    due: due.length,
-    deferredChanges: deferredChanges.length,
-    dueLeft: Math.max(0, duePolls.length - polls.length),
-    open,
-    payeeFilter: payee !== undefined,
-  };
-  const status = stats.errors === 0 ? 'succeeded' : stats.requests > stats.errors ? 'partial' : 'failed';
-  return {
-    status,
-    rows: stats.firstSights + stats.fetched,
-    requests: stats.requests,
-    details,
-    ...(lastError === undefined ? {} : { error: lastError }),
-  };
+  return { deferredChanges, failedFirstSights, dueLeft: Math.max(0, duePolls.length - polls.length) };
 }
 
 /**
- * Sorts one list page: unchanged rows get their list fields refreshed (a poll, for free), first
- * sights that cannot alert are inserted from the list form, and changes (or first sights that might
- * alert) are queued for a by-id fetch of the full form. Returns the first sights inserted.
+ * One by-id fetch and what it means: the full form recorded; or, when it fails validation, the
+ * fields that validate (salvagePaymentIntent) with the full form in rejected_records; or, on a 404,
+ * polling stops. Returns whether anything was recorded.
  */
-async function applyListPage(
-  deps: StreamDeps<PartnerApi>,
-  records: readonly PaymentIntent[],
-  context: {
-    state: IntentStreamState;
-    payee: string | undefined;
-    schedule: PollSchedulePolicy;
-    observedAt: Date;
-    seen: Set<string>;
-    toFetch: Fetch[];
-  },
-): Promise<number> {
-  const { state, observedAt, schedule } = context;
-  const fresh = records.filter((intent) => !context.seen.has(intent.id));
-  for (const intent of fresh) context.seen.add(intent.id);
-  const stored = await loadStoredIntents(
-    deps.db,
-    fresh.map((intent) => intent.id),
-  );
-  const unchanged: { intent: PaymentIntent; nextPollAt: Date | null }[] = [];
-  const firstSights: PaymentIntent[] = [];
-  for (const intent of fresh) {
-    const row = stored.get(intent.id);
-    if (row === undefined) {
-      if (cannotAlertAtFirstSight(intent, state.watchingSince)) firstSights.push(intent);
-      else
-        context.toFetch.push({
-          id: intent.id,
-          why: 'first-sight',
-          createdAt: intent.createdAt,
-          listed: intent,
-        });
-    } else if (row.status === intent.status) {
-      const next = nextPollAt(
-        {
-          now: observedAt,
-          createdAt: intent.createdAt ?? row.createdAt ?? undefined,
-          expiresAt: row.hasFullForm ? row.expiresAt : undefined,
-          pollCount: row.pollCount + 1,
-          status: row.status,
-        },
-        schedule,
-      );
-      unchanged.push({ intent, nextPollAt: next });
-    } else if (!classifyTransition(row.status, intent, state.watchingSince).stale) {
-      context.toFetch.push({ id: intent.id, why: 'changed', createdAt: intent.createdAt, listed: intent });
-    }
+async function fetchAndRecord(tick: Tick, fetch: Fetch, before: StoredIntent | undefined): Promise<boolean> {
+  const { deps, settings, state, stats } = tick;
+  const { db, api, clock, metrics, signal } = deps;
+  const log = deps.logger.child({ stream: STREAM });
+  const previous = before?.status ?? null;
+  stats.requests++;
+  const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
+  const observedAt = clock.now();
+  let intent: PaymentIntent | null = result?.ok === true ? result.record : null;
+  if (result === null) {
+    log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
+  } else if (!result.ok) {
+    stats.rejected++;
+    metrics.recordsRejected.inc({ stream: STREAM });
+    await storeRejections(db, STREAM, [result.rejection], observedAt);
+    intent = salvagePaymentIntent(fetch.id, result.rejection.payload, fetch.listed);
+    if (intent !== null) stats.salvaged++;
+    log.warn(
+      { paymentIntentId: fetch.id, reason: result.rejection.reason, salvaged: intent !== null },
+      intent === null
+        ? 'payment intent full form rejected; nothing usable in it'
+        : 'payment intent full form rejected; recorded from the fields that validated',
+    );
   }
-  await applyUnchangedListObservations(deps.db, unchanged, observedAt);
-  const inserted = await insertFirstSightsFromList(deps.db, {
-    intents: firstSights,
-    payee: context.payee,
+  if (intent === null) {
+    if (previous !== null) await markLookedAt(db, fetch.id, observedAt, { stopPolling: result === null });
+    return false;
+  }
+  stats.fetched++;
+  const outcome = await recordFullObservation(db, {
+    intent,
+    previous,
     observedAt,
-    nextPollAt: (intent) =>
-      nextPollAt(
-        {
-          now: observedAt,
-          createdAt: intent.createdAt,
-          expiresAt: undefined,
-          pollCount: 1,
-          status: intent.status,
-        },
-        schedule,
-      ),
+    watchingSince: state.watchingSince,
+    nextPollAt: nextPollAt(
+      {
+        now: observedAt,
+        createdAt: intent.createdAt,
+        expiresAt: intent.expiresAt,
+        pollCount: (before?.pollCount ?? 0) + 1,
+        status: intent.status,
+      },
+      settings.schedule,
+    ),
   });
-  return inserted.length;
+  noteObservation(tick, intent, { previous, outcome, fromList: false });
+  return true;
 }
 
 /**
@@ -410,6 +582,10 @@ function nextHorizon(input: {
   let horizon = input.newestSeen.getTime();
   for (const createdAt of input.failedFirstSights) horizon = Math.min(horizon, createdAt.getTime() - 1);
   return { newestCreatedAt: new Date(horizon) };
+}
+
+function addStats(into: TickStats, from: TickStats): void {
+  for (const key of Object.keys(into) as (keyof TickStats)[]) into[key] += from[key];
 }
 
 function olderOf(a: Date | null, b: Date | null): Date | null {

@@ -2,8 +2,17 @@ import type { PartnerApi } from '../api/partner-api.js';
 import type { Config } from '../config.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
+/** How a pass was started. */
+export interface PassContext {
+  /**
+   * Time until the worker's next scheduled pass of this stream: a pass may keep working that long
+   * (payment intents tick while intents are open). Absent for `run` and catch-ups: one round.
+   */
+  slotMs?: number;
+}
+
 /** One full pass of a stream. */
-export type Pass = (deps: StreamDeps<PartnerApi>) => Promise<PassOutcome>;
+export type Pass = (deps: StreamDeps<PartnerApi>, context?: PassContext) => Promise<PassOutcome>;
 
 /** A pass worth running right after another one, and what in the first pass's outcome calls for it. */
 export interface FollowUp<Name extends string> {
@@ -85,7 +94,7 @@ export const STREAMS = defineStreams({
   payment_intents: {
     loadPass: async () => {
       const { runPaymentIntentsPass } = await import('./payment-intents.js');
-      return (deps) => runPaymentIntentsPass(deps);
+      return (deps, context) => runPaymentIntentsPass(deps, context ?? {});
     },
     everyMs: (config) => config.schedules.paymentIntentsMs,
     scheduledBy: 'stream-pass',

@@ -19,9 +19,17 @@ export interface ClaimedAlert {
  */
 export async function claimDueAlerts(
   db: Executor,
-  input: { now: Date; limit: number; leaseMs: number },
+  input: {
+    now: Date;
+    limit: number;
+    leaseMs: number;
+    /** Only these alerts (delivery right after their transition commits); all due ones otherwise. */
+    ids?: readonly string[];
+  },
 ): Promise<ClaimedAlert[]> {
   const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
+  if (input.ids?.length === 0) return [];
+  const onlyIds = input.ids === undefined ? sql`true` : sql`id = any(${[...input.ids]}::uuid[])`;
   const { rows } = await sql<{
     id: string;
     payment_intent_id: string;
@@ -34,6 +42,7 @@ export async function claimDueAlerts(
     where a.id in (
       select id from rewards.alerts
       where delivered_at is null and failed_at is null and next_attempt_at <= ${input.now}::timestamptz
+        and ${onlyIds}
       order by next_attempt_at, created_at
       limit ${input.limit}
       for update skip locked

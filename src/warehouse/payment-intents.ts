@@ -18,6 +18,10 @@ export interface StoredIntent {
   updatedAt: Date | null;
   /** Whether the full form was ever written (the list form carries no payer). */
   hasFullForm: boolean;
+  /** Fields only the full form carries and that never change after creation. */
+  payerAccountBalanceId: string | null;
+  payeeAccountBalanceId: string | null;
+  metadata: Record<string, string> | null;
 }
 
 function asStatus(value: string): PaymentIntentStatus {
@@ -41,6 +45,8 @@ export async function loadStoredIntents(
       'expires_at',
       'updated_at',
       'payer_account_balance_id',
+      'payee_account_balance_id',
+      'metadata',
     ])
     .where('id', 'in', [...new Set(ids)])
     .execute();
@@ -55,6 +61,9 @@ export async function loadStoredIntents(
         expiresAt: row.expires_at,
         updatedAt: row.updated_at,
         hasFullForm: row.payer_account_balance_id !== null,
+        payerAccountBalanceId: row.payer_account_balance_id,
+        payeeAccountBalanceId: row.payee_account_balance_id,
+        metadata: row.metadata as Record<string, string> | null,
       },
     ]),
   );
@@ -387,6 +396,31 @@ export async function pollAgainAt(db: Executor, ids: readonly string[], at: Date
 }
 
 /** Pending intents still on a poll schedule (the `openIntents` gauge). */
+/**
+ * How deep a newest-first sweep must read to pass every open intent: the oldest open intent's
+ * created_at and the rows (of the payee) created at or after it. Null when nothing is open.
+ */
+export async function openIntentsReach(
+  db: Executor,
+  payee: string | undefined,
+): Promise<{ oldestCreatedAt: Date; depth: number } | null> {
+  const payeeFilter =
+    payee === undefined
+      ? sql`true`
+      : sql`(payee_account_balance_id = ${payee}::uuid or payee_account_balance_id is null)`;
+  const { rows } = await sql<{ oldest: Date | null; depth: string }>`
+    with oldest_open as (
+      select min(created_at) as created_at from rewards.payment_intents
+      where status = 'pending' and next_poll_at is not null and ${payeeFilter}
+    )
+    select (select created_at from oldest_open) as oldest,
+           (select count(*) from rewards.payment_intents
+            where ${payeeFilter} and created_at >= (select created_at from oldest_open)) as depth`.execute(db);
+  const row = rows[0];
+  if (row?.oldest === null || row === undefined) return null;
+  return { oldestCreatedAt: row.oldest, depth: Number(row.depth) };
+}
+
 export async function countOpenIntents(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('rewards.payment_intents')
