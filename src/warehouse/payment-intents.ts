@@ -415,7 +415,9 @@ export async function openIntentsReach(
     )
     select (select created_at from oldest_open) as oldest,
            (select count(*) from rewards.payment_intents
-            where ${payeeFilter} and created_at >= (select created_at from oldest_open)) as depth`.execute(db);
+            where ${payeeFilter} and created_at >= (select created_at from oldest_open)) as depth`.execute(
+    db,
+  );
   const row = rows[0];
   if (row?.oldest === null || row === undefined) return null;
   return { oldestCreatedAt: row.oldest, depth: Number(row.depth) };
