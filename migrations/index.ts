@@ -3,6 +3,7 @@ import * as warehouse from './20261122_0001_warehouse.js';
 import * as windowKeyset from './20261122_0002_window_keyset_checkpoint.js';
 import * as statusIndexes from './20261122_0003_status_and_polling_indexes.js';
 import * as checkinsSoftDelete from './20261124_0004_checkins_soft_delete.js';
+import * as members from './20261124_0005_members.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '20261122_0002_window_keyset_checkpoint': windowKeyset,
   '20261122_0003_status_and_polling_indexes': statusIndexes,
   '20261124_0004_checkins_soft_delete': checkinsSoftDelete,
+  '20261124_0005_members': members,
 };

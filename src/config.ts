@@ -158,8 +158,11 @@ const envSchema = z.object({
   BALANCE_EVERY: positiveDuration.default(300_000),
   PAYMENT_INTENTS_EVERY: positiveDuration.default(5_000),
   ALERTS_EVERY: positiveDuration.default(2_000),
+  MEMBERS_EVERY: positiveDuration.default(900_000),
   SNAPSHOT_MAX_DROP: fraction.default(0.2),
   INTENT_POLL_SHARE: fraction.default(0.5),
+  MEMBER_SYNC_SHARE: fraction.default(0.2),
+  MEMBER_PII: z.enum(['store', 'hash', 'omit']).default('store'),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
   ALERT_WEBHOOK_MAX_REPLY_SIZE: byteSize.default(64 * 1024),
@@ -174,6 +177,8 @@ const envSchema = z.object({
 });
 
 type Env = z.output<typeof envSchema>;
+
+export type MemberPiiMode = 'store' | 'hash' | 'omit';
 
 export interface OAuthConfig {
   clientId: string;
@@ -221,9 +226,16 @@ export interface Config {
     balanceMs: number;
     paymentIntentsMs: number;
     alertsMs: number;
+    membersMs: number;
   };
   snapshots: { maxDrop: number };
   intents: { pollShare: number };
+  members: {
+    /** Share of the shared rate limit a members pass may spend. */
+    syncShare: number;
+    /** How email, phone, birthdate and zipcode land: as given, keyed-hashed, or not at all. */
+    pii: MemberPiiMode;
+  };
   alerts: {
     webhookUrl: string | undefined;
     webhookSecret: Secret | undefined;
@@ -351,9 +363,11 @@ function toConfig(env: Env): Config {
       balanceMs: env.BALANCE_EVERY,
       paymentIntentsMs: env.PAYMENT_INTENTS_EVERY,
       alertsMs: env.ALERTS_EVERY,
+      membersMs: env.MEMBERS_EVERY,
     },
     snapshots: { maxDrop: env.SNAPSHOT_MAX_DROP },
     intents: { pollShare: env.INTENT_POLL_SHARE },
+    members: { syncShare: env.MEMBER_SYNC_SHARE, pii: env.MEMBER_PII },
     alerts: {
       webhookUrl: env.ALERT_WEBHOOK_URL,
       webhookSecret: env.ALERT_WEBHOOK_SECRET,

@@ -14,6 +14,7 @@ import { createHttpTransport, type HttpTransport } from './http-transport.js';
 import { noopApiMetrics, type ApiMetrics } from './metrics.js';
 import { OAuthTokenManager } from './oauth/token-manager.js';
 import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { memberTokenRow } from './oauth/member-connection.js';
 import { pageStream, type Page, type PageStream } from './paging.js';
 import type { CallOptions, PageOptions, PartnerApi } from './partner-api.js';
 import {
@@ -193,4 +194,65 @@ export function createPartnerApiParts(options: CreatePartnerApiOptions): Partner
 
 export function createPartnerApi(options: CreatePartnerApiOptions): PartnerApi {
   return createPartnerApiParts(options).api;
+}
+
+/** Partner-API clients for connected members: one transport and shared limiter, a token row each. */
+export interface MemberApis {
+  /** A client whose bearer routes use the member's own tokens (row `member:<id>`). */
+  forMember(memberId: string): PartnerApi;
+  /** The token endpoint, for `members connect` and `members import`. */
+  tokenEndpoint: ReturnType<typeof createTokenEndpoint>;
+  close(): Promise<void>;
+}
+
+export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
+  const { config, redis, db } = options;
+  const logger = options.logger.child({ component: 'partner-api' });
+  const metrics = options.metrics ?? noopApiMetrics;
+  const oauth = config.oauth;
+  if (config.api.baseUrl === undefined)
+    throw new Error('SVC_API_BASE_URL is required to talk to the partner API');
+  if (oauth === undefined) throw new Error('member connections need SVC_OAUTH_CLIENT_ID and its settings');
+  const baseUrl = config.api.baseUrl;
+  const transport = createHttpTransport({
+    userAgent: config.api.userAgent,
+    timeoutMs: config.api.requestTimeoutMs,
+    maxResponseBytes: config.api.maxResponseBytes,
+  });
+  const limiter = createSharedRateLimiter({
+    redis,
+    prefix: config.redisPrefix,
+    rps: config.api.rateLimitRps,
+  });
+  const tokenEndpoint = createTokenEndpoint({
+    oauth,
+    transport,
+    limiter,
+    retryAfterMaxMs: config.api.retryAfterMaxMs,
+  });
+  return {
+    tokenEndpoint,
+    forMember(memberId) {
+      const tokens = new OAuthTokenManager({
+        db,
+        endpoint: tokenEndpoint,
+        encryptionKey: oauth.encryptionKey.reveal(),
+        rowId: memberTokenRow(memberId),
+        logger: logger.child({ memberId }),
+        metrics,
+      });
+      const requester = createApiRequester({
+        baseUrl,
+        apiKey: config.api.apiKey,
+        tokens,
+        transport,
+        limiter,
+        logger,
+        metrics,
+        retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },
+      });
+      return createHttpPartnerApi({ requester, pageSize: config.api.pageSize });
+    },
+    close: () => transport.close(),
+  };
 }

@@ -4,6 +4,7 @@ import { authCommand } from './commands/auth.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
+import { membersCommand } from './commands/members.js';
 import { migrateCommand } from './commands/migrate.js';
 import { runCommand } from './commands/run.js';
 import { simulatorCommand } from './commands/simulator.js';
@@ -24,6 +25,7 @@ export function registerCommands(program: Command, context: CliContext): void {
     simulatorCommand,
     demoCommand,
     authCommand,
+    membersCommand,
   ]) {
     program.addCommand(command(context));
   }

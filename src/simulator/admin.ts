@@ -164,6 +164,28 @@ function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][
       (body, [id = '']) => (control.challenges.update(id, body), { ok: true }),
     ],
     ['DELETE', /^\/challenges\/([^/]+)$/, (_b, [id = '']) => (control.challenges.remove(id), { ok: true })],
+    ['GET', /^\/members$/, () => control.members.list()],
+    ['POST', /^\/members$/, () => ({ id: control.members.add() })],
+    [
+      'POST',
+      /^\/members\/([^/]+)\/visits$/,
+      (body, [id = '']) => ({
+        id: control.members.addVisit(
+          id,
+          defined({ ongoing: typeof body['ongoing'] === 'boolean' ? body['ongoing'] : undefined }),
+        ),
+      }),
+    ],
+    [
+      'POST',
+      /^\/members\/([^/]+)\/end_visits$/,
+      (_b, [id = '']) => ({ ended: control.members.endVisits(id) }),
+    ],
+    [
+      'POST',
+      /^\/members\/([^/]+)\/tier$/,
+      (body, [id = '']) => (control.members.setTier(id, str(body, 'tier') ?? ''), { ok: true }),
+    ],
     ['GET', /^\/intents$/, () => control.intents.list()],
     [
       'POST',

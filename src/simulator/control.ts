@@ -13,7 +13,8 @@ import {
 import type { LiveMode } from './live-mode.js';
 import type { RequestLog, RequestLogEntry } from './request-log.js';
 import { addCheckIn, endOngoingVisits } from './world-ops.js';
-import type { IntentRecord } from './world.js';
+import { addMember } from './data/generate-members.js';
+import type { IntentRecord, MemberRecord } from './world.js';
 
 export interface PaymentIntentJson {
   id: string;
@@ -59,7 +60,18 @@ export interface SimulatorControl extends CatalogControl {
     /** Ends every ongoing visit at now; returns how many ended. */
     endOngoing(): number;
   };
-  members: { defaultMemberId: string; list(): MemberInfo[] };
+  members: {
+    defaultMemberId: string;
+    list(): MemberInfo[];
+    /** A new member with wallets, an active status and no visits yet; returns its id. */
+    add(): string;
+    /** A visit of the member at the clock's now (ongoing unless told otherwise); returns its id. */
+    addVisit(memberId: string, options?: { ongoing?: boolean }): string;
+    /** Ends the member's ongoing visits at now; returns how many ended. */
+    endVisits(memberId: string): number;
+    /** Renames the tier of the member's active status (a newline is allowed, as in the real API). */
+    setTier(memberId: string, tier: string): void;
+  };
   app: { merchantId: string; walletId: string; balance(): string };
   intents: {
     create(input?: CreateIntentInput): PaymentIntentJson;
@@ -100,6 +112,11 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
     const live = world.locations.filter((l) => !l.removed);
     let next = 0;
     return () => live[next++ % live.length]?.index ?? 0;
+  };
+  const member = (id: string): MemberRecord => {
+    const found = world.members.find((m) => m.id === id.toLowerCase());
+    if (!found) throw new RangeError(`no member ${id}`);
+    return found;
   };
   const intent = (id: string): IntentRecord => {
     const found = world.intents.get(id);
@@ -148,6 +165,37 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
           spendingBalance: (m.wallets.find((w) => w.type === 'SPENDING')?.balance ?? 0n).toString(),
           hasActiveStatus: m.statuses.some((s) => s.state === 'active'),
         })),
+      add: () => addMember(world, ctx.runtimeIds, clock.nowMs()),
+      addVisit: (memberId, options = {}) => {
+        const m = member(memberId);
+        const now = clock.nowMs();
+        const location = world.locations.find((l) => !l.removed) ?? world.locations[0]!;
+        const visit = {
+          id: ctx.runtimeIds.uuid(),
+          locationIndex: location.index,
+          svcPayEnabled: location.paymentsEnabled,
+          createdAtMs: now,
+          endedAtMs: options.ongoing === false ? now + 1_000 : null,
+        };
+        m.checkIns.unshift(visit);
+        return visit.id;
+      },
+      endVisits: (memberId) => {
+        const m = member(memberId);
+        let ended = 0;
+        for (const visit of m.checkIns) {
+          if (visit.endedAtMs !== null) continue;
+          visit.endedAtMs = Math.max(clock.nowMs(), visit.createdAtMs + 1_000);
+          ended++;
+        }
+        return ended;
+      },
+      setTier: (memberId, tier) => {
+        const active = member(memberId).statuses.find((s) => s.state === 'active');
+        if (!active) throw new RangeError(`member ${memberId} has no active status`);
+        active.tier = tier;
+        active.updatedAtMs = clock.nowMs();
+      },
     },
     app: {
       merchantId: world.app.merchantId,

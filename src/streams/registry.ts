@@ -111,6 +111,17 @@ export const STREAMS = defineStreams({
     needsOAuth: false,
     followUps: [],
   },
+  members: {
+    loadPass: async () => {
+      const { runMembersPass } = await import('./members.js');
+      return (deps) => runMembersPass(deps);
+    },
+    everyMs: (config) => config.schedules.membersMs,
+    scheduledBy: 'stream-pass',
+    // Each connected member brings their own tokens; the OAuth client and key must be configured.
+    needsOAuth: true,
+    followUps: [],
+  },
 });
 
 export type StreamName = keyof typeof STREAMS;

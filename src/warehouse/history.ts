@@ -9,7 +9,11 @@ import {
 import type { Executor } from './database.js';
 
 export type HistoryTableName =
-  'rewards.restaurants_history' | 'rewards.locations_history' | 'rewards.challenges_history';
+  | 'rewards.restaurants_history'
+  | 'rewards.locations_history'
+  | 'rewards.challenges_history'
+  | 'rewards.member_statuses_history'
+  | 'rewards.memberships_history';
 
 /** The latest version (current, or closed by a deletion) of each of `ids` that has one. */
 export async function latestVersions(

@@ -16,8 +16,7 @@ import {
   type ImageAsset,
 } from './primitives.js';
 
-// Member routes (`/users/me/*`). These records are not stored in the warehouse; they are typed for
-// the OAuth-side callers. Enums the spec lists exhaustively are strict; open strings stay open.
+// Member routes (`/users/me/*`), stored by the members stream (src/streams/members.ts). Enums the spec lists exhaustively are strict; open strings stay open.
 
 // ---------------------------------------------------------------------------------------------
 // user
@@ -47,6 +46,8 @@ export interface User {
   accountStatus: AccountStatus;
   createdAt: Date;
   updatedAt: Date;
+  /** The record as received. */
+  raw: unknown;
 }
 
 const userSchema = z.object({
@@ -65,7 +66,7 @@ const userSchema = z.object({
 });
 
 /** `GET /users/me`. */
-export const parseUser: RecordParser<User> = recordParser(userSchema, (w) => ({
+export const parseUser: RecordParser<User> = recordParser(userSchema, (w, raw) => ({
   id: w.id,
   firstName: w.first_name,
   lastName: w.last_name,
@@ -77,6 +78,7 @@ export const parseUser: RecordParser<User> = recordParser(userSchema, (w) => ({
   accountStatus: w.account_status,
   createdAt: w.created_at,
   updatedAt: w.updated_at,
+  raw,
 }));
 
 // ---------------------------------------------------------------------------------------------
@@ -117,6 +119,7 @@ export interface MemberStatus {
   startedAt: Date;
   createdAt: Date;
   updatedAt: Date;
+  raw: unknown;
 }
 
 const statusSchema = z.object({
@@ -145,7 +148,7 @@ const statusSchema = z.object({
 });
 
 /** `GET /users/me/status`. */
-export const parseMemberStatus: RecordParser<MemberStatus> = recordParser(statusSchema, (w) => ({
+export const parseMemberStatus: RecordParser<MemberStatus> = recordParser(statusSchema, (w, raw) => ({
   id: w.id,
   userId: w.user,
   tier: w.tier,
@@ -167,6 +170,7 @@ export const parseMemberStatus: RecordParser<MemberStatus> = recordParser(status
   startedAt: w.started_at,
   createdAt: w.created_at,
   updatedAt: w.updated_at,
+  raw,
 }));
 
 // ---------------------------------------------------------------------------------------------
@@ -249,6 +253,7 @@ export interface Membership {
   checkInCount: number;
   lastCheckInDate: Date | null;
   membershipTier: MembershipTier;
+  raw: unknown;
 }
 
 const membershipSchema = z.object({
@@ -267,7 +272,7 @@ const membershipSchema = z.object({
 });
 
 /** Items of `GET /users/me/memberships`. */
-export const parseMembership: RecordParser<Membership> = recordParser(membershipSchema, (w) => ({
+export const parseMembership: RecordParser<Membership> = recordParser(membershipSchema, (w, raw) => ({
   id: w.id,
   restaurantId: w.restaurant_id,
   checkInCount: w.check_in_count,
@@ -278,4 +283,5 @@ export const parseMembership: RecordParser<Membership> = recordParser(membership
     artist: w.membership_tier.artist,
     asset: w.membership_tier.asset,
   },
+  raw,
 }));

@@ -192,3 +192,32 @@ export function generateIntents(
     };
   });
 }
+
+/** A member who joined at `nowMs`: both wallets, an active status, no tags, no visits yet. */
+export function addMember(world: { members: MemberRecord[] }, rng: Prng, nowMs: number): string {
+  const id = rng.uuid();
+  const first = rng.pick(FIRST_NAMES);
+  const last = rng.pick(LAST_NAMES);
+  const n = world.members.length;
+  world.members.push({
+    id,
+    firstName: first,
+    lastName: last,
+    email: `${first}.${last}${n}@example.com`.toLowerCase(),
+    phoneNumber: `+1212555${String(1000 + n).padStart(4, '0')}`,
+    birthdate: `19${rng.between(60, 99)}-0${rng.between(1, 9)}-1${rng.between(0, 9)}`,
+    zipcode: '10011',
+    avatar: null,
+    accountStatus: 'ok',
+    createdAtMs: nowMs,
+    updatedAtMs: nowMs,
+    wallets: [
+      wallet(rng, id, 'MEMBERSHIP', 0n, nowMs),
+      wallet(rng, id, 'SPENDING', BigInt(rng.between(100, 1_000)) * TOKEN, nowMs),
+    ],
+    tags: [],
+    statuses: [status(rng, nowMs, 'active', 1)],
+    checkIns: [],
+  });
+  return id;
+}

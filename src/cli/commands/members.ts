@@ -1,0 +1,189 @@
+import { Command } from 'commander';
+import { ConfigError, type Config, type OAuthConfig } from '../../config.js';
+import {
+  MEMBER_SCOPES,
+  authorizeEndpointFor,
+  buildAuthorizeUrl,
+  createPkcePair,
+  createState,
+} from '../../api/oauth/pkce.js';
+import type { IssuedTokens, TokenEndpoint } from '../../api/oauth/token-endpoint.js';
+import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { readSecretLines } from '../read-secret.js';
+
+function requireOAuth(config: Config): OAuthConfig {
+  if (config.oauth === undefined) {
+    throw new ConfigError(
+      'SVC_OAUTH_CLIENT_ID',
+      'required for `rewards-etl members` (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)',
+    );
+  }
+  return config.oauth;
+}
+
+/** Opens what a members command needs: the warehouse (migrated) and, when asked, the token endpoint. */
+async function withWarehouse<T>(
+  context: CliContext,
+  work: (io: {
+    db: import('kysely').Kysely<import('../../warehouse/schema.js').DB>;
+    endpoint: () => Promise<TokenEndpoint>;
+  }) => Promise<T>,
+): Promise<T> {
+  const config = context.config();
+  const { createDatabase } = await import('../../warehouse/database.js');
+  const { requireMigratedWarehouse } = await import('../warehouse-ready.js');
+  const db = createDatabase({
+    url: config.databaseUrl.reveal(),
+    maxConnections: 2,
+    applicationName: 'rewards-etl members',
+  });
+  let closeTransport: (() => Promise<void>) | undefined;
+  try {
+    await requireMigratedWarehouse(db, config.databaseUrl.reveal());
+    return await work({
+      db,
+      endpoint: async () => {
+        const oauth = requireOAuth(config);
+        const { createHttpTransport } = await import('../../api/http-transport.js');
+        const { createTokenEndpoint } = await import('../../api/oauth/token-endpoint.js');
+        const transport = createHttpTransport({
+          userAgent: config.api.userAgent,
+          timeoutMs: config.api.requestTimeoutMs,
+          maxResponseBytes: config.api.maxResponseBytes,
+        });
+        closeTransport = () => transport.close();
+        return createTokenEndpoint({ oauth, transport, retryAfterMaxMs: config.api.retryAfterMaxMs });
+      },
+    });
+  } finally {
+    await closeTransport?.();
+    await db.destroy();
+  }
+}
+
+/** Stores a member's freshly issued tokens (encrypted) and marks the connection active. */
+async function connectMember(
+  context: CliContext,
+  db: import('kysely').Kysely<import('../../warehouse/schema.js').DB>,
+  issued: IssuedTokens,
+  presentedRefreshToken: string | null,
+): Promise<string> {
+  const { storeMemberConnection } = await import('../../api/oauth/member-connection.js');
+  return storeMemberConnection(db, {
+    issued,
+    presentedRefreshToken,
+    encryptionKey: requireOAuth(context.config()).encryptionKey.reveal(),
+    now: new Date(),
+  });
+}
+
+/** `rewards-etl members connect | import | list | forget`: the members who connected the app. */
+export function membersCommand(context: CliContext): Command {
+  const members = new Command('members').description(
+    'members who connected the app: connect (OAuth), import a refresh token, list, forget',
+  );
+
+  members
+    .command('connect')
+    .description(
+      'print an authorize URL (PKCE S256 + state); paste the code from the redirect to connect that member',
+    )
+    .option('--redirect-uri <uri>', 'a registered redirect URI (default SVC_OAUTH_REDIRECT_URI)')
+    .option('--scope <scopes>', 'space-separated scopes', MEMBER_SCOPES.join(' '))
+    .action(async (options: { redirectUri?: string; scope: string }) => {
+      const oauth = requireOAuth(context.config());
+      const redirectUri = options.redirectUri ?? oauth.redirectUri;
+      if (redirectUri === undefined)
+        throw new ConfigError('SVC_OAUTH_REDIRECT_URI', 'required (or pass --redirect-uri)');
+      const pkce = createPkcePair();
+      const state = createState();
+      const url = buildAuthorizeUrl({
+        authorizeEndpoint: authorizeEndpointFor(oauth.tokenUrl),
+        clientId: oauth.clientId,
+        redirectUri,
+        scopes: options.scope.split(/\s+/).filter((scope) => scope !== ''),
+        state,
+        codeChallenge: pkce.challenge,
+      });
+      context.stdout.write(
+        `Have the member open this URL and approve:\n  ${url}\n\nstate (check it matches the redirect): ${state}\n`,
+      );
+      const [code] = await readSecretLines(context.stdin, ['code from the redirect: '], context.stderr);
+      if (code === undefined)
+        throw new CliExit(ExitCode.usage, 'members connect reads the code from standard input; got none');
+      const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
+        const { retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
+        const tokens = await endpoint();
+        const issued = await retryAfterRateLimits(() =>
+          tokens.exchangeCode({ code, verifier: pkce.verifier, redirectUri }),
+        );
+        return connectMember(context, db, issued, null);
+      });
+      context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
+    });
+
+  members
+    .command('import')
+    .description('connect a member from their refresh token (read from standard input), stored encrypted')
+    .action(async () => {
+      const [refreshToken] = await readSecretLines(context.stdin, ['refresh token: '], context.stderr);
+      if (refreshToken === undefined || refreshToken === '')
+        throw new CliExit(
+          ExitCode.usage,
+          'members import reads the refresh token from standard input; got none',
+        );
+      const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
+        // Refreshing once tells whose token it is (the access token's sub) and proves it works.
+        const issued = await (await endpoint()).refresh(refreshToken);
+        return connectMember(context, db, issued, refreshToken);
+      });
+      context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
+    });
+
+  members
+    .command('list')
+    .description('connected members: state, scopes, last success and last error')
+    .option('--json', 'machine-readable output')
+    .action(async (options: { json?: boolean }) => {
+      const { listConnections } = await import('../../warehouse/members.js');
+      const connections = await withWarehouse(context, ({ db }) => listConnections(db));
+      if (options.json === true) {
+        context.stdout.write(`${JSON.stringify(connections, null, 2)}\n`);
+        return;
+      }
+      if (connections.length === 0) {
+        context.stdout.write('no member has connected yet: rewards-etl members connect\n');
+        return;
+      }
+      const iso = (d: Date | null) => (d === null ? '-' : d.toISOString().slice(0, 19) + 'Z');
+      for (const c of connections) {
+        context.stdout.write(
+          `${c.memberId}  ${c.status.padEnd(12)}  last success ${iso(c.lastSuccessAt)}  ` +
+            `scopes ${c.scopes.join(' ') || '-'}${c.lastError === null ? '' : `\n    last error: ${c.lastError}`}\n`,
+        );
+      }
+    });
+
+  members
+    .command('forget')
+    .description("delete a member's rows from every member table and their history, and their tokens")
+    .argument('<member-id>', 'the member id (as `members list` shows it)')
+    .action(async (memberId: string) => {
+      if (!/^[0-9a-f-]{36}$/i.test(memberId))
+        throw new CliExit(ExitCode.usage, `"${memberId}" is not a member id (a UUID)`);
+      const { forgetMember } = await import('../../warehouse/members.js');
+      const removed = await withWarehouse(context, ({ db }) => forgetMember(db, memberId.toLowerCase()));
+      const total = Object.values(removed).reduce((sum, n) => sum + n, 0);
+      context.stdout.write(
+        total === 0
+          ? `nothing stored for member ${memberId}\n`
+          : `forgot member ${memberId}: ${Object.entries(removed)
+              .filter(([, n]) => n > 0)
+              .map(([table, n]) => `${table} ${n}`)
+              .join(', ')}. Their grant on the partner side is theirs to revoke.\n`,
+      );
+    });
+
+  return members;
+}

@@ -1,0 +1,287 @@
+import {
+  InsufficientScopeError,
+  OAuthNotAuthorizedError,
+  PartnerApiError,
+  RefreshTokenRevokedError,
+  UnexpectedResponseShapeError,
+} from '../api/errors.js';
+import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
+import type { PartnerApi } from '../api/partner-api.js';
+import type { ListResult, ParseResult, Rejection } from '../api/records/index.js';
+import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
+import {
+  memberCheckInFacts,
+  recordMemberSync,
+  replaceMemberTags,
+  replaceMemberWallets,
+  stalestConnections,
+  upsertMemberCheckIns,
+  upsertMemberships,
+  writeMemberProfile,
+  writeMemberStatus,
+  type MemberConnection,
+} from '../warehouse/members.js';
+import { storeRejections } from '../warehouse/rejected-records.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+const STREAM = 'members';
+
+/** Requests one member costs at least: profile, status, wallets, tags, one page of visits, one of memberships. */
+export const MIN_REQUESTS_PER_MEMBER = 6;
+/** Pages of visits one member may take per pass (the first read of a long history resumes next pass). */
+const MAX_CHECK_IN_PAGES = 10;
+const MEMBERSHIP_PAGE_SIZE = 100;
+const MAX_MEMBERSHIP_PAGES = 50;
+
+export interface MembersPassOptions {
+  /** Test seam: the member clients (default: built from the config, closed at the end). */
+  apis?: MemberApis;
+}
+
+/**
+ * One pass over connected members, the longest unsynced first, within MEMBER_SYNC_SHARE of the
+ * shared rate limit over MEMBERS_EVERY. Each member is synced with their own tokens: a revoked or
+ * spent refresh token marks that connection `needs_reauth` and the pass goes on with the next.
+ */
+export async function runMembersPass(
+  deps: StreamDeps<PartnerApi>,
+  options: MembersPassOptions = {},
+): Promise<PassOutcome> {
+  const { db, config, clock, logger, signal } = deps;
+  const log = logger.child({ stream: STREAM });
+  const budget = Math.max(
+    MIN_REQUESTS_PER_MEMBER,
+    Math.floor(config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000)),
+  );
+  const candidates = await stalestConnections(db, 10_000);
+  const apis = options.apis ?? createMemberApis({ config, redis: deps.redis, db, logger });
+  const stats = { synced: 0, skippedForBudget: 0, needsReauth: 0, failed: 0, requests: 0, rejected: 0 };
+  let lastError: string | undefined;
+  const aborted = () => signal?.aborted === true;
+  try {
+    for (const connection of candidates) {
+      if (aborted()) break;
+      if (stats.requests + MIN_REQUESTS_PER_MEMBER > budget) {
+        stats.skippedForBudget++;
+        continue;
+      }
+      const api = apis.forMember(connection.memberId);
+      try {
+        const result = await syncMember(deps, api, connection, {
+          requestsLeft: budget - stats.requests,
+          spend: () => stats.requests++,
+        });
+        stats.rejected += result.rejected;
+        await recordMemberSync(db, connection.memberId, {
+          ok: true,
+          at: clock.now(),
+          checkInsResumePage: result.checkInsResumePage,
+        });
+        stats.synced++;
+      } catch (error) {
+        if (!(error instanceof PartnerApiError) || aborted()) throw error;
+        const reauth = error instanceof RefreshTokenRevokedError || error instanceof OAuthNotAuthorizedError;
+        if (reauth) stats.needsReauth++;
+        else stats.failed++;
+        lastError = error.message;
+        await recordMemberSync(db, connection.memberId, {
+          ok: false,
+          at: clock.now(),
+          error: reauth ? `${error.message}; run \`rewards-etl members connect\` again` : error.message,
+          status: reauth ? 'needs_reauth' : connection.status,
+        });
+        log.warn(
+          { memberId: connection.memberId, err: error },
+          reauth ? 'member connection needs re-authorization' : 'member sync failed',
+        );
+      }
+    }
+  } finally {
+    if (options.apis === undefined) await apis.close();
+  }
+  const status =
+    stats.failed > 0 && stats.synced === 0 ? 'failed' : stats.failed > 0 ? 'partial' : 'succeeded';
+  return {
+    status,
+    rows: stats.synced,
+    requests: stats.requests,
+    details: { ...stats, budget, connections: candidates.length },
+    ...(lastError === undefined ? {} : { error: lastError }),
+  };
+}
+
+interface MemberSyncResult {
+  rejected: number;
+  checkInsResumePage: number | null;
+}
+
+/**
+ * Everything of one member: profile, status, wallets and tags in one transaction, then visits and
+ * memberships page by page. A route whose scope the member did not grant is skipped, not an error.
+ */
+async function syncMember(
+  deps: StreamDeps<PartnerApi>,
+  api: PartnerApi,
+  connection: MemberConnection,
+  budget: { requestsLeft: number; spend: () => void },
+): Promise<MemberSyncResult> {
+  const { db, config, clock, signal } = deps;
+  const memberId = connection.memberId;
+  const rejections: Rejection[] = [];
+  const call = { signal, priority: 'normal' as const };
+  const counted = <T>(request: Promise<T>) => {
+    budget.spend();
+    return ifScoped(request);
+  };
+  const me = await counted(api.getMe(call));
+  const status = await counted(api.getMyStatus(call));
+  const wallets = await counted(api.getMyWallets(call));
+  const tags = await counted(api.getMyTags(call));
+  const at = clock.now();
+  const user = recordOf(me, rejections);
+  if (user !== undefined && user.id !== memberId) {
+    throw new UnexpectedResponseShapeError(
+      `GET /users/me answered member ${user.id} for the connection of ${memberId}`,
+      {},
+    );
+  }
+  const statusRecord = status === SKIPPED ? undefined : status === null ? null : recordOf(status, rejections);
+  const walletList = listOf(wallets, '/users/me/wallets', rejections);
+  const tagList = listOf(tags, '/users/me/tags', rejections);
+  const pii = { mode: config.members.pii, key: config.oauth!.encryptionKey.reveal() };
+  await db.transaction().execute(async (trx) => {
+    if (user !== undefined) await writeMemberProfile(trx, user, pii, at);
+    if (statusRecord !== undefined) await writeMemberStatus(trx, memberId, statusRecord, at);
+    if (walletList !== undefined) await replaceMemberWallets(trx, memberId, walletList, at);
+    if (tagList !== undefined) await replaceMemberTags(trx, memberId, tagList, at);
+    await storeRejections(trx, STREAM, rejections, at);
+  });
+  const checkIns = await syncMemberCheckIns(deps, api, connection, {
+    pages: Math.max(1, budget.requestsLeft - MIN_REQUESTS_PER_MEMBER + 1),
+    spend: budget.spend,
+  });
+  const membershipRejected = await syncMemberships(deps, api, memberId, budget.spend);
+  return {
+    rejected: rejections.length + checkIns.rejected + membershipRejected,
+    checkInsResumePage: checkIns.resumePage,
+  };
+}
+
+/**
+ * The member's visits, incrementally (afterMemberCheckInPage): from the top until caught up. The
+ * first read of a long history stops at the page bound and resumes from that page next pass (new
+ * visits push old ones to later pages, so resuming at a page number may re-read, never skip).
+ */
+async function syncMemberCheckIns(
+  deps: StreamDeps<PartnerApi>,
+  api: PartnerApi,
+  connection: MemberConnection,
+  budget: { pages: number; spend: () => void },
+): Promise<{ rejected: number; resumePage: number | null }> {
+  const { db, clock, signal } = deps;
+  const memberId = connection.memberId;
+  const facts = await memberCheckInFacts(db, memberId);
+  let pagesLeft = Math.min(MAX_CHECK_IN_PAGES, budget.pages);
+  let rejected = 0;
+  /** Reads from `startPage`; how the read ended, and the page to resume from when the bound cut it. */
+  const readFrom = async (startPage: number, stopWhenCaughtUp: boolean) => {
+    try {
+      for await (const result of api.myCheckInPages({ startPage, signal })) {
+        budget.spend();
+        pagesLeft--;
+        const at = clock.now();
+        await db.transaction().execute(async (trx) => {
+          await upsertMemberCheckIns(trx, memberId, result.records, at);
+          await storeRejections(trx, STREAM, result.rejections, at);
+        });
+        rejected += result.rejections.length;
+        const decision = afterMemberCheckInPage({
+          ids: [...result.records.map((r) => r.id), ...result.rejections.map((r) => r.recordId ?? '')],
+          known: facts.known,
+          oldestOnPage: oldestCreatedAt(result.records),
+          oldestOngoingStored: facts.oldestOngoing,
+          lastPage: result.pagination.nextPage === null,
+        });
+        const next = result.pagination.nextPage;
+        if (next === null) return { ended: 'end' as const, resume: null };
+        if (stopWhenCaughtUp && decision === 'done') return { ended: 'caught-up' as const, resume: null };
+        if (pagesLeft <= 0) return { ended: 'bound' as const, resume: next };
+      }
+      return { ended: 'end' as const, resume: null };
+    } catch (error) {
+      if (error instanceof InsufficientScopeError) return { ended: 'no-scope' as const, resume: null };
+      throw error;
+    }
+  };
+  let resume = connection.checkInsResumePage;
+  const head = await readFrom(0, facts.known.size > 0);
+  if (head.ended === 'no-scope') return { rejected, resumePage: resume };
+  if (facts.known.size === 0) resume = head.resume;
+  else if (head.ended === 'bound') resume = Math.min(resume ?? Number.POSITIVE_INFINITY, head.resume);
+  else if (resume !== null && pagesLeft > 0) resume = (await readFrom(resume, false)).resume;
+  return { rejected, resumePage: resume };
+}
+
+function oldestCreatedAt(records: readonly { createdAt: Date }[]): Date | undefined {
+  let oldest: Date | undefined;
+  for (const record of records)
+    if (oldest === undefined || record.createdAt < oldest) oldest = record.createdAt;
+  return oldest;
+}
+
+/** All the member's memberships, paged to the end with a sane page size (the API does not cap it). */
+async function syncMemberships(
+  deps: StreamDeps<PartnerApi>,
+  api: PartnerApi,
+  memberId: string,
+  spend: () => void,
+): Promise<number> {
+  const { db, clock, signal } = deps;
+  let rejected = 0;
+  let pages = 0;
+  try {
+    for await (const page of api.myMembershipPages({ pageSize: MEMBERSHIP_PAGE_SIZE, signal })) {
+      spend();
+      const at = clock.now();
+      await db.transaction().execute(async (trx) => {
+        await upsertMemberships(trx, memberId, page.records, at);
+        await storeRejections(trx, STREAM, page.rejections, at);
+      });
+      rejected += page.rejections.length;
+      if (++pages >= MAX_MEMBERSHIP_PAGES) break;
+    }
+  } catch (error) {
+    if (!(error instanceof InsufficientScopeError)) throw error;
+  }
+  return rejected;
+}
+
+const SKIPPED = Symbol('scope not granted');
+
+/** A route whose scope the member did not grant answers 403: that part is skipped. */
+async function ifScoped<T>(call: Promise<T>): Promise<T | typeof SKIPPED> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof InsufficientScopeError) return SKIPPED;
+    throw error;
+  }
+}
+
+function recordOf<T>(result: ParseResult<T> | typeof SKIPPED, rejections: Rejection[]): T | undefined {
+  if (result === SKIPPED) return undefined;
+  if (result.ok) return result.record;
+  rejections.push(result.rejection);
+  return undefined;
+}
+
+function listOf<T>(
+  result: ListResult<T> | typeof SKIPPED,
+  path: string,
+  rejections: Rejection[],
+): T[] | undefined {
+  if (result === SKIPPED) return undefined;
+  if (!result.ok) throw new UnexpectedResponseShapeError(`${path}: ${result.reason}`, {});
+  rejections.push(...result.rejections);
+  return result.records;
+}

@@ -1,0 +1,431 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../api/records/index.js';
+import { contentHash } from '../api/records/index.js';
+import type { MemberPiiMode } from '../config.js';
+import { applyPiiPolicy } from '../sync/member-pii.js';
+import { recordVersions } from './history.js';
+import type { DB, MemberConnectionStatus } from './schema.js';
+import type { Executor } from './database.js';
+
+// Repository for the member tables (migration 20261124_0005). Every table is keyed by member_id,
+// which is what lets `forgetMember` remove a member everywhere.
+
+export interface MemberConnection {
+  memberId: string;
+  status: MemberConnectionStatus;
+  scopes: string[];
+  connectedAt: Date;
+  lastSyncedAt: Date | null;
+  lastSuccessAt: Date | null;
+  lastError: string | null;
+  checkInsResumePage: number | null;
+}
+
+const connectionColumns = [
+  'member_id',
+  'status',
+  'scopes',
+  'connected_at',
+  'last_synced_at',
+  'last_success_at',
+  'last_error',
+  'check_ins_resume_page',
+] as const;
+
+function toConnection(row: {
+  member_id: string;
+  status: MemberConnectionStatus;
+  scopes: string[];
+  connected_at: Date;
+  last_synced_at: Date | null;
+  last_success_at: Date | null;
+  last_error: string | null;
+  check_ins_resume_page: number | null;
+}): MemberConnection {
+  return {
+    memberId: row.member_id,
+    status: row.status,
+    scopes: row.scopes,
+    connectedAt: row.connected_at,
+    lastSyncedAt: row.last_synced_at,
+    lastSuccessAt: row.last_success_at,
+    lastError: row.last_error,
+    checkInsResumePage: row.check_ins_resume_page,
+  };
+}
+
+/** A new or renewed connection: active again, errors cleared (the tokens were just stored). */
+export async function saveConnection(
+  db: Executor,
+  input: { memberId: string; scopes: string[]; at: Date },
+): Promise<void> {
+  await db
+    .insertInto('rewards.member_connections')
+    .values({ member_id: input.memberId, status: 'active', scopes: input.scopes, connected_at: input.at })
+    .onConflict((conflict) =>
+      conflict.column('member_id').doUpdateSet({
+        status: 'active',
+        scopes: input.scopes,
+        connected_at: input.at,
+        last_error: null,
+        last_error_at: null,
+      }),
+    )
+    .execute();
+}
+
+export async function listConnections(db: Executor): Promise<MemberConnection[]> {
+  const rows = await db
+    .selectFrom('rewards.member_connections')
+    .select(connectionColumns)
+    .orderBy('connected_at')
+    .execute();
+  return rows.map(toConnection);
+}
+
+/** Active connections, the longest unsynced first (never synced before all). */
+export async function stalestConnections(db: Executor, limit: number): Promise<MemberConnection[]> {
+  const rows = await db
+    .selectFrom('rewards.member_connections')
+    .select(connectionColumns)
+    .where('status', '=', 'active')
+    .orderBy(sql`last_synced_at nulls first`)
+    .orderBy('member_id')
+    .limit(limit)
+    .execute();
+  return rows.map(toConnection);
+}
+
+export async function countConnectionsByStatus(
+  db: Executor,
+): Promise<Record<MemberConnectionStatus, number>> {
+  const rows = await db
+    .selectFrom('rewards.member_connections')
+    .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('status')
+    .execute();
+  const counts: Record<MemberConnectionStatus, number> = { active: 0, revoked: 0, needs_reauth: 0 };
+  for (const row of rows) counts[row.status] = Number(row.n);
+  return counts;
+}
+
+/** The outcome of one member's sync: success, or an error (and the state it leaves the connection in). */
+export async function recordMemberSync(
+  db: Executor,
+  memberId: string,
+  outcome:
+    | { ok: true; at: Date; checkInsResumePage: number | null }
+    | { ok: false; at: Date; error: string; status: MemberConnectionStatus },
+): Promise<void> {
+  await db
+    .updateTable('rewards.member_connections')
+    .set(
+      outcome.ok
+        ? {
+            last_synced_at: outcome.at,
+            last_success_at: outcome.at,
+            last_error: null,
+            last_error_at: null,
+            check_ins_resume_page: outcome.checkInsResumePage,
+          }
+        : {
+            last_synced_at: outcome.at,
+            last_error: outcome.error.slice(0, 500),
+            last_error_at: outcome.at,
+            status: outcome.status,
+          },
+    )
+    .where('member_id', '=', memberId)
+    .execute();
+}
+
+/** Removes a member from every member table, their history, their connection and their tokens. */
+export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Record<string, number>> {
+  return db.transaction().execute(async (trx) => {
+    const removed: Record<string, number> = {};
+    const count = (result: { numDeletedRows: bigint }[]) =>
+      result.reduce((sum, r) => sum + Number(r.numDeletedRows), 0);
+    const membershipIds = trx
+      .selectFrom('rewards.memberships')
+      .select('id')
+      .where('member_id', '=', memberId);
+    removed['memberships_history'] = count(
+      await trx.deleteFrom('rewards.memberships_history').where('id', 'in', membershipIds).execute(),
+    );
+    removed['member_statuses_history'] = count(
+      await trx.deleteFrom('rewards.member_statuses_history').where('id', '=', memberId).execute(),
+    );
+    for (const table of [
+      'rewards.memberships',
+      'rewards.member_check_ins',
+      'rewards.member_tags',
+      'rewards.member_wallets',
+      'rewards.member_statuses',
+    ] as const) {
+      removed[table.slice('rewards.'.length)] = count(
+        await trx.deleteFrom(table).where('member_id', '=', memberId).execute(),
+      );
+    }
+    removed['members'] = count(await trx.deleteFrom('rewards.members').where('id', '=', memberId).execute());
+    removed['member_connections'] = count(
+      await trx.deleteFrom('rewards.member_connections').where('member_id', '=', memberId).execute(),
+    );
+    removed['oauth_tokens'] = count(
+      await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
+    );
+    return removed;
+  });
+}
+
+/** The profile, with email, phone, birthdate and zipcode as MEMBER_PII says (in the raw copy too). */
+export async function writeMemberProfile(
+  trx: Transaction<DB>,
+  user: User,
+  pii: { mode: MemberPiiMode; key: Buffer },
+  at: Date,
+): Promise<void> {
+  const { values, raw } = applyPiiPolicy(
+    { email: user.email, phone_number: user.phoneNumber, birthdate: user.birthdate, zipcode: user.zipcode },
+    user.raw,
+    pii.mode,
+    pii.key,
+  );
+  const row = {
+    first_name: user.firstName,
+    last_name: user.lastName,
+    ...values,
+    avatar: user.avatar,
+    account_status: user.accountStatus,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+    raw: JSON.stringify(raw),
+    last_seen_at: at,
+  };
+  await trx
+    .insertInto('rewards.members')
+    .values({ id: user.id, ...row, first_seen_at: at })
+    .onConflict((conflict) => conflict.column('id').doUpdateSet(row))
+    .execute();
+}
+
+const NO_ACTIVE_STATUS = { has_active_status: false } as const;
+
+/**
+ * The member's status row, and a history version when it changed. A 404 "no active record" is a
+ * state (has_active_status false), versioned like any other.
+ */
+export async function writeMemberStatus(
+  trx: Transaction<DB>,
+  memberId: string,
+  status: MemberStatus | null,
+  at: Date,
+): Promise<void> {
+  const raw = status === null ? NO_ACTIVE_STATUS : status.raw;
+  const hash = contentHash(raw);
+  const row =
+    status === null
+      ? {
+          has_active_status: false,
+          status_id: null,
+          tier: null,
+          level: null,
+          track: null,
+          token_multiplier: null,
+          state: null,
+          benefits: null,
+          progress: null,
+          year_start: null,
+          year_end: null,
+          started_at: null,
+          created_at: null,
+          updated_at: null,
+          raw: null,
+        }
+      : {
+          has_active_status: true,
+          status_id: status.id,
+          tier: status.tier,
+          level: status.level,
+          track: status.track,
+          token_multiplier: status.tokenMultiplier,
+          state: status.state,
+          benefits: JSON.stringify(status.benefits),
+          progress: JSON.stringify(status.progress),
+          year_start: status.yearStart,
+          year_end: status.yearEnd,
+          started_at: status.startedAt,
+          created_at: status.createdAt,
+          updated_at: status.updatedAt,
+          raw: JSON.stringify(status.raw),
+        };
+  await trx
+    .insertInto('rewards.member_statuses')
+    .values({ member_id: memberId, ...row, content_hash: hash, last_seen_at: at })
+    .onConflict((conflict) =>
+      conflict.column('member_id').doUpdateSet({ ...row, content_hash: hash, last_seen_at: at }),
+    )
+    .execute();
+  await recordVersions(trx, 'rewards.member_statuses_history', [{ id: memberId, hash, raw }], at);
+}
+
+/** The member's wallets as listed now (a wallet no longer listed is removed). */
+export async function replaceMemberWallets(
+  trx: Transaction<DB>,
+  memberId: string,
+  wallets: readonly UserWallet[],
+  at: Date,
+): Promise<void> {
+  let stale = trx.deleteFrom('rewards.member_wallets').where('member_id', '=', memberId);
+  if (wallets.length > 0)
+    stale = stale.where(
+      'id',
+      'not in',
+      wallets.map((w) => w.id),
+    );
+  await stale.execute();
+  if (wallets.length === 0) return;
+  const rows = wallets.map((w) => ({
+    id: w.id,
+    member_id: memberId,
+    wallet_type: w.walletType,
+    address: w.address,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+    last_seen_at: at,
+  }));
+  await trx
+    .insertInto('rewards.member_wallets')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.column('id').doUpdateSet((eb) => ({
+        member_id: eb.ref('excluded.member_id'),
+        wallet_type: eb.ref('excluded.wallet_type'),
+        address: eb.ref('excluded.address'),
+        updated_at: eb.ref('excluded.updated_at'),
+        last_seen_at: eb.ref('excluded.last_seen_at'),
+      })),
+    )
+    .execute();
+}
+
+/** The member's tags as listed now; `type` is kept exactly as given (no case folding). */
+export async function replaceMemberTags(
+  trx: Transaction<DB>,
+  memberId: string,
+  tags: readonly UserTag[],
+  at: Date,
+): Promise<void> {
+  await trx.deleteFrom('rewards.member_tags').where('member_id', '=', memberId).execute();
+  const byType = new Map(tags.map((tag) => [tag.type, tag]));
+  if (byType.size === 0) return;
+  await trx
+    .insertInto('rewards.member_tags')
+    .values(
+      [...byType.values()].map((tag) => ({
+        member_id: memberId,
+        type: tag.type,
+        metadata: JSON.stringify(tag.metadata),
+        created_at: tag.createdAt,
+        updated_at: tag.updatedAt,
+        last_seen_at: at,
+      })),
+    )
+    .execute();
+}
+
+/** What the warehouse holds of a member's visits, for the incremental stop rule. */
+export async function memberCheckInFacts(
+  db: Executor,
+  memberId: string,
+): Promise<{ known: Set<string>; oldestOngoing: Date | null }> {
+  const rows = await db
+    .selectFrom('rewards.member_check_ins')
+    .select(['id', 'created_at', 'ended_at'])
+    .where('member_id', '=', memberId)
+    .execute();
+  let oldestOngoing: Date | null = null;
+  for (const row of rows) {
+    if (row.ended_at === null && (oldestOngoing === null || row.created_at < oldestOngoing))
+      oldestOngoing = row.created_at;
+  }
+  return { known: new Set(rows.map((row) => row.id)), oldestOngoing };
+}
+
+/** One page of a member's visits. A known `ended_at` is never replaced by null (a stale read). */
+export async function upsertMemberCheckIns(
+  db: Executor,
+  memberId: string,
+  checkIns: readonly CheckIn[],
+  at: Date,
+): Promise<void> {
+  const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
+  if (unique.length === 0) return;
+  await db
+    .insertInto('rewards.member_check_ins')
+    .values(
+      unique.map((c) => ({
+        id: c.id,
+        member_id: memberId,
+        location_id: c.locationId,
+        restaurant_id: c.restaurantId,
+        svc_pay_enabled: c.svcPayEnabled,
+        created_at: c.createdAt,
+        ended_at: c.endedAt,
+        first_seen_at: at,
+        last_seen_at: at,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.column('id').doUpdateSet((eb) => ({
+        ended_at: sql`coalesce(excluded.ended_at, ${eb.ref('rewards.member_check_ins.ended_at')})`,
+        svc_pay_enabled: eb.ref('excluded.svc_pay_enabled'),
+        last_seen_at: eb.ref('excluded.last_seen_at'),
+      })),
+    )
+    .execute();
+}
+
+/** One page of memberships, with a history version for each that changed. */
+export async function upsertMemberships(
+  trx: Transaction<DB>,
+  memberId: string,
+  memberships: readonly Membership[],
+  at: Date,
+): Promise<void> {
+  const unique = [...new Map(memberships.map((m) => [m.id, m])).values()];
+  if (unique.length === 0) return;
+  const rows = unique.map((m) => ({
+    id: m.id,
+    member_id: memberId,
+    restaurant_id: m.restaurantId,
+    check_in_count: m.checkInCount,
+    last_check_in_date: m.lastCheckInDate,
+    tier_id: m.membershipTier.id,
+    tier_name: m.membershipTier.name,
+    raw: JSON.stringify(m.raw),
+    content_hash: contentHash(m.raw),
+    first_seen_at: at,
+    last_seen_at: at,
+  }));
+  await trx
+    .insertInto('rewards.memberships')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.column('id').doUpdateSet((eb) => ({
+        check_in_count: eb.ref('excluded.check_in_count'),
+        last_check_in_date: eb.ref('excluded.last_check_in_date'),
+        tier_id: eb.ref('excluded.tier_id'),
+        tier_name: eb.ref('excluded.tier_name'),
+        raw: eb.ref('excluded.raw'),
+        content_hash: eb.ref('excluded.content_hash'),
+        last_seen_at: eb.ref('excluded.last_seen_at'),
+      })),
+    )
+    .execute();
+  await recordVersions(
+    trx,
+    'rewards.memberships_history',
+    rows.map((row, i) => ({ id: row.id, hash: row.content_hash, raw: unique[i]!.raw })),
+    at,
+  );
+}
