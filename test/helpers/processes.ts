@@ -42,6 +42,10 @@ export interface SpawnOptions {
   env: Record<string, string>;
   label?: string;
   cwd?: string;
+  /** Written to the process's standard input, then end of input (stdin is closed when absent). */
+  input?: string;
+  /** Keep standard input open for the test to write to (`child.stdin`). */
+  openStdin?: boolean;
 }
 
 /**
@@ -98,8 +102,9 @@ function spawnTracked(command: string, args: readonly string[], options: SpawnOp
   const child = spawn(command, [...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined && options.openStdin !== true ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let out = '';
   let err = '';
   const lines: LogLine[] = [];

@@ -170,7 +170,10 @@ describe('members stream', () => {
       env: { SVC_RATE_LIMIT_RPS: '10', MEMBER_SYNC_SHARE: '0.02', MEMBERS_EVERY: '60s', SVC_PAGE_SIZE: '5' },
     });
     const outcome = await runMembersPass(tight);
-    expect(outcome.details, JSON.stringify(outcome.details)).toMatchObject({ synced: 2, skippedForBudget: 1 });
+    expect(outcome.details, JSON.stringify(outcome.details)).toMatchObject({
+      synced: 2,
+      skippedForBudget: 1,
+    });
     // The new member (never synced) went first.
     const connections = await listConnections(h.database.db);
     expect(connections.find((c) => c.memberId === extra)?.lastSuccessAt).not.toBeNull();
@@ -210,5 +213,22 @@ describe('members stream', () => {
         .execute(),
     ).toEqual([]);
     expect((await listConnections(h.database.db)).map((c) => c.memberId)).not.toContain(m0);
+  });
+
+  it('a long history is read over several passes, resuming where the page bound stopped it; nothing missed', async () => {
+    const m0 = memberIds[0]!;
+    const small = await h.deps({ env: { SVC_PAGE_SIZE: '2', MEMBER_SYNC_SHARE: '1' } });
+    await connect(m0); // forgotten above: a new connection with no history stored
+    await runMembersPass(small);
+    expect(await rows('member_check_ins', m0)).toHaveLength(20); // 10 pages of 2
+    const resumeAt = (await listConnections(h.database.db)).find(
+      (c) => c.memberId === m0,
+    )?.checkInsResumePage;
+    expect(resumeAt).toBe(10);
+    for (let pass = 0; pass < 3; pass++) await runMembersPass(small);
+    expect(await rows('member_check_ins', m0)).toHaveLength(46);
+    expect(
+      (await listConnections(h.database.db)).find((c) => c.memberId === m0)?.checkInsResumePage,
+    ).toBeNull();
   });
 });
