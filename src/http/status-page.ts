@@ -318,6 +318,18 @@ function queuesAndAuthSection(report: StatusReport): SafeHtml {
               ${oauth.lastError === null ? '—' : `${formatInstant(oauth.lastErrorAt)}: ${oauth.lastError}`}${oauth.needsReauthorization ? ' — run rewards-etl auth' : ''}
             </td>
           </tr>
+          <tr>
+            <td>members connected</td>
+            <td>
+              ${formatCount(oauth.members.active)}
+              ${
+                oauth.members.needsReauth > 0
+                  ? badge(`${oauth.members.needsReauth} need re-authorization`, 'warn')
+                  : ''
+              }
+              ${oauth.members.revoked > 0 ? ` · ${oauth.members.revoked} revoked` : ''}
+            </td>
+          </tr>
         </tbody>
       </table>`;
   return html`<section class="grid2">

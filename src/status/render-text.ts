@@ -266,5 +266,8 @@ function oauthSection({ oauth }: StatusReport): string[] {
     ...(oauth.lastError === null
       ? []
       : [`  last error ${formatInstant(oauth.lastErrorAt)}: ${oauth.lastError}`]),
+    `  members connected ${oauth.members.active}   need re-authorization ${oauth.members.needsReauth}` +
+      `   revoked ${oauth.members.revoked}` +
+      (oauth.members.needsReauth > 0 ? '   (rewards-etl members list)' : ''),
   ];
 }

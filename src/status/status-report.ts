@@ -142,4 +142,6 @@ export interface OAuthStatus {
   lastErrorAt: string | null;
   /** The refresh token was revoked (invalid_grant): run `auth` again. */
   needsReauthorization: boolean;
+  /** Connected members by connection state (`rewards-etl members list` has the detail). */
+  members: { active: number; needsReauth: number; revoked: number };
 }

@@ -50,6 +50,10 @@ export function assessStatus(report: Omit<StatusReport, 'verdict'>, thresholds: 
     problems.push('Redis unreachable: queue depths unknown');
   }
   if (report.oauth.needsReauthorization) problems.push('OAuth refresh token revoked: run `rewards-etl auth`');
+  if (report.oauth.members.needsReauth > 0)
+    problems.push(
+      `${report.oauth.members.needsReauth} member connection(s) need re-authorization: rewards-etl members list`,
+    );
   else if (report.oauth.configured && report.oauth.lastError !== null)
     problems.push('OAuth token refresh failing');
   if (report.rejected.last24h > 0)

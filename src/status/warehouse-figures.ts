@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK } from '../api/oauth/token-store.js';
 import { countAlertBacklog } from '../warehouse/alerts.js';
+import { countConnectionsByStatus } from '../warehouse/members.js';
 import type { DB } from '../warehouse/schema.js';
 import { CHECKINS_STREAM, loadCheckinsState } from '../warehouse/sync-windows.js';
 import {
@@ -287,6 +288,7 @@ export async function readOAuth(db: Kysely<DB>, configured: boolean): Promise<OA
     ])
     .where('id', '=', DEFAULT_TOKEN_ROW)
     .executeTakeFirst();
+  const members = await countConnectionsByStatus(db);
   return {
     configured,
     hasRefreshToken: row?.has_refresh_token ?? false,
@@ -295,5 +297,6 @@ export async function readOAuth(db: Kysely<DB>, configured: boolean): Promise<OA
     lastError: shortError(row?.last_error),
     lastErrorAt: iso(row?.last_error_at),
     needsReauthorization: row?.last_error?.startsWith(INVALID_GRANT_MARK) ?? false,
+    members: { active: members.active, needsReauth: members.needs_reauth, revoked: members.revoked },
   };
 }

@@ -89,6 +89,7 @@ describe.skipIf(!hasChromium)('the status page in a real browser', () => {
       'balance',
       'payment_intents',
       'alerts',
+      'members',
     ]);
 
     const chart = page.locator('svg.chart');

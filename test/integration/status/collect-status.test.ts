@@ -79,6 +79,7 @@ describe('collectStatus on a seeded warehouse', () => {
       'balance',
       'payment_intents',
       'alerts',
+      'members',
     ]);
     expect(byStream['restaurants']?.lastRun).toMatchObject({
       startedAt: '2026-11-22T12:20:00.000Z',

@@ -32,6 +32,7 @@ describe('the stream registry', () => {
       'balance',
       'payment_intents',
       'alerts',
+      'members',
     ]);
     expect(expandStreams(['all'])).toEqual(STREAM_NAMES);
     expect(isStreamName('checkins')).toBe(true);
@@ -47,6 +48,7 @@ describe('the stream registry', () => {
   it('an OAuth stream is enabled only with OAuth configured', () => {
     expect(STREAM_NAMES.filter((stream) => !streamEnabled(withoutOAuth, stream))).toEqual([
       'payment_intents',
+      'members',
     ]);
     expect(STREAM_NAMES.every((stream) => streamEnabled(withOAuth, stream))).toBe(true);
   });
@@ -61,6 +63,7 @@ describe('the stream registry', () => {
       'stream-alerts',
     ]);
     expect(ids(withOAuth)).toContain('stream-payment_intents');
+    expect(ids(withOAuth)).toContain('stream-members');
     expect(streamPassJob.schedules(withoutOAuth).find((s) => s.id === 'stream-restaurants')?.everyMs).toBe(
       61 * 60_000,
     );
