@@ -37,3 +37,20 @@ export async function medianVisitByCohort(db: Kysely<DB>) {
     medianMinutes: row.median_minutes,
   }));
 }
+
+/** Members' visits by their status tier (a member with no active status counts as "no active status"). */
+export async function visitsByTier(db: Kysely<DB>) {
+  const { rows } = await sql<{ tier: string | null; members: string; visits: string }>`
+    select s.tier, count(distinct m.id) as members, count(v.id) as visits
+    from rewards.members m
+    left join rewards.member_statuses s on s.member_id = m.id
+    left join rewards.member_check_ins v on v.member_id = m.id
+    group by s.tier
+    order by count(v.id) desc`.execute(db);
+  return rows.map((row) => ({
+    // Tiers may hold a newline (the API's own formatting): shown on one line here.
+    tier: row.tier === null ? '(no active status)' : row.tier.replace(/\s*\n\s*/g, ' '),
+    members: Number(row.members),
+    visits: Number(row.visits),
+  }));
+}

@@ -3,15 +3,17 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig, secretValues, type Config } from '../config.js';
 import { createLogger } from '../log.js';
-import { createPipelineRuntime } from '../runtime/pipeline.js';
-import { startSimulator } from '../simulator/index.js';
+import { createMemberApis } from '../api/http-partner-api.js';
+import { storeMemberConnection } from '../api/oauth/member-connection.js';
+import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
+import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { runStreamPass, type PassResult } from '../streams/passes.js';
 import type { StreamName } from '../streams/registry.js';
 import { countWindowRows } from '../warehouse/check-ins.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';
 import { windowsInRange } from '../warehouse/sync-windows.js';
-import { busiestRestaurants, medianVisitByCohort, payEnabledShare } from './analytics.js';
+import { busiestRestaurants, medianVisitByCohort, payEnabledShare, visitsByTier } from './analytics.js';
 import { startWebhookReceiver } from './webhook-receiver.js';
 
 const DEMO_DATABASE = 'rewards_etl_demo';
@@ -27,6 +29,10 @@ const TABLES = [
   'payment_intents',
   'payment_intent_transitions',
   'alerts',
+  'members',
+  'member_statuses',
+  'member_check_ins',
+  'memberships',
   'rejected_records',
 ] as const;
 
@@ -107,8 +113,12 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
     for (const intent of fresh.slice(0, 4)) sim.control.intents.pay(intent.id);
     sim.control.intents.cancel(fresh[4]!.id);
     say(`  members paid 4 new intents, canceled 1, left 1 pending (in the simulator)`);
+    // The poll delivers each alert as it commits; the alerts pass only retries what failed.
     await pass('payment_intents', ' (poll)');
-    await pass('alerts');
+    await pass('alerts', ' (retries)');
+    const connected = await connectMembers(runtime.deps, sim, 3);
+    say(`  connected ${connected} members (their own OAuth grants, as \`members import\` does)`);
+    await pass('members');
 
     const windows = await windowsInRange(runtime.db, {}, ['complete']);
     let verified = 0;
@@ -162,6 +172,13 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
       );
     }
     say();
+    say("Members' visits by status tier:");
+    for (const row of await visitsByTier(runtime.db)) {
+      say(
+        `  ${row.tier.padEnd(22)} ${plural(row.members, 'member').padEnd(10)} ${plural(row.visits, 'visit')}`,
+      );
+    }
+    say();
     say(
       `Done in ${elapsed()}. Explore it: psql ${withDatabase(options.databaseUrl, DEMO_DATABASE).replace(/:[^:@/]+@/, ':…@')}`,
     );
@@ -172,6 +189,29 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
     await sim.close();
   }
   return { ok };
+}
+
+/** What `members import` does, for the first `count` simulator members: their own tokens, stored encrypted. */
+async function connectMembers(
+  deps: PipelineRuntime['deps'],
+  sim: RunningSimulator,
+  count: number,
+): Promise<number> {
+  const apis = createMemberApis({ config: deps.config, redis: deps.redis, db: deps.db, logger: deps.logger });
+  try {
+    for (const member of sim.control.members.list().slice(0, count)) {
+      const refreshToken = sim.control.credentials.issueRefreshToken({ memberId: member.id });
+      await storeMemberConnection(deps.db, {
+        issued: await apis.tokenEndpoint.refresh(refreshToken),
+        presentedRefreshToken: refreshToken,
+        encryptionKey: deps.config.oauth!.encryptionKey.reveal(),
+        now: new Date(),
+      });
+    }
+  } finally {
+    await apis.close();
+  }
+  return count;
 }
 
 function describe(result: PassResult): string {
