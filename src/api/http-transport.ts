@@ -21,6 +21,19 @@ export interface TransportOptions {
   maxResponseBytes: number;
 }
 
+/** The transport settings of the configuration (SVC_USER_AGENT, SVC_REQUEST_TIMEOUT, SVC_MAX_RESPONSE_SIZE). */
+export function transportOptionsFrom(api: {
+  userAgent: string;
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+}): TransportOptions {
+  return {
+    userAgent: api.userAgent,
+    timeoutMs: api.requestTimeoutMs,
+    maxResponseBytes: api.maxResponseBytes,
+  };
+}
+
 export interface OutgoingRequest {
   method: 'GET' | 'POST';
   url: URL;

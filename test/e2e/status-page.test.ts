@@ -1,3 +1,4 @@
+import { STREAM_NAMES } from '../../src/streams/registry.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { chromium, type Browser } from 'playwright-core';
@@ -81,16 +82,7 @@ describe.skipIf(!hasChromium)('the status page in a real browser', () => {
     const streamCells = await page
       .locator('section:has(h2:text-is("Streams")) tbody tr td:first-child')
       .allInnerTexts();
-    expect(streamCells.map((text) => text.trim())).toEqual([
-      'restaurants',
-      'checkins',
-      'locations',
-      'challenges',
-      'balance',
-      'payment_intents',
-      'alerts',
-      'members',
-    ]);
+    expect(streamCells.map((text) => text.trim())).toEqual(STREAM_NAMES);
 
     const chart = page.locator('svg.chart');
     await expect.poll(() => chart.isVisible()).toBe(true);

@@ -58,3 +58,33 @@ async function adminQuery(text: string): Promise<void> {
     }
   }
 }
+
+/**
+ * Runs `work` while the warehouse refuses to write the row `id` of `table` with a data error
+ * (SQLSTATE `sqlstate`, class 22): a value our validation cannot know about, refused by Postgres
+ * itself through a trigger. The trigger is gone afterwards, whatever `work` did.
+ */
+export async function whileRowRefused<T>(
+  db: Kysely<DB>,
+  target: { table: string; id: string; sqlstate: string },
+  work: () => Promise<T>,
+): Promise<T> {
+  const { sql } = await import('kysely');
+  const table = sql.table(`rewards.${target.table}`);
+  await sql`
+    create function rewards.refuse_one() returns trigger language plpgsql as $$
+    begin
+      if new.id = ${sql.lit(target.id)}::uuid then
+        raise exception 'value refused for this test' using errcode = ${sql.lit(target.sqlstate)};
+      end if;
+      return new;
+    end $$`.execute(db);
+  await sql`create trigger refuse_one before insert or update on ${table}
+    for each row execute function rewards.refuse_one()`.execute(db);
+  try {
+    return await work();
+  } finally {
+    await sql`drop trigger refuse_one on ${table}`.execute(db);
+    await sql`drop function rewards.refuse_one()`.execute(db);
+  }
+}

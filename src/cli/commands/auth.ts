@@ -8,18 +8,9 @@ import {
   createState,
 } from '../../api/oauth/pkce.js';
 import type { CliContext } from '../context.js';
+import { requireOAuth } from '../require-oauth.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { deprecatedSecretFlag, readSecretLines } from '../read-secret.js';
-
-function requireOAuth(config: Config): OAuthConfig {
-  if (config.oauth === undefined) {
-    throw new ConfigError(
-      'SVC_OAUTH_CLIENT_ID',
-      'required for `rewards-etl auth` (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)',
-    );
-  }
-  return config.oauth;
-}
 
 function redirectUriFrom(option: string | undefined, oauth: OAuthConfig): string {
   const uri = option ?? oauth.redirectUri;
@@ -139,7 +130,7 @@ export function authCommand(context: CliContext): Command {
     .option('--redirect-uri <uri>', 'a registered redirect URI (default SVC_OAUTH_REDIRECT_URI)')
     .option('--scope <scopes>', 'space-separated scopes', MEMBER_SCOPES.join(' '))
     .action((options: { redirectUri?: string; scope: string }) => {
-      const oauth = requireOAuth(context.config());
+      const oauth = requireOAuth(context.config(), 'auth');
       const pkce = createPkcePair();
       const state = createState();
       const url = buildAuthorizeUrl({
@@ -171,16 +162,12 @@ export function authCommand(context: CliContext): Command {
     )
     .action(async (options: { code?: string; verifier?: string; redirectUri?: string }) => {
       const config = context.config();
-      const oauth = requireOAuth(config);
+      const oauth = requireOAuth(config, 'auth');
       const redirectUri = redirectUriFrom(options.redirectUri, oauth);
       const { code, verifier } = await exchangeInputs(context, options);
-      const { createHttpTransport } = await import('../../api/http-transport.js');
+      const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
       const { createTokenEndpoint, retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
-      const transport = createHttpTransport({
-        userAgent: config.api.userAgent,
-        timeoutMs: config.api.requestTimeoutMs,
-        maxResponseBytes: config.api.maxResponseBytes,
-      });
+      const transport = createHttpTransport(transportOptionsFrom(config.api));
       try {
         const endpoint = createTokenEndpoint({
           oauth,
@@ -212,7 +199,7 @@ export function authCommand(context: CliContext): Command {
     .option('--refresh-token <token>', 'deprecated: the refresh token (pipe it on standard input instead)')
     .action(async (options: { refreshToken?: string }) => {
       const config = context.config();
-      const oauth = requireOAuth(config);
+      const oauth = requireOAuth(config, 'auth');
       const refreshToken = await importedRefreshToken(context, options.refreshToken, oauth);
       await storeTokens(config, oauth, { refreshToken, accessToken: null, accessTokenExpiresAt: null });
       context.stdout.write(

@@ -22,7 +22,7 @@ export function doctorCommand(context: CliContext): Command {
 
 async function probeEverything(context: CliContext) {
   const { Redis } = await import('ioredis');
-  const { createHttpTransport } = await import('../../api/http-transport.js');
+  const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
   const { runDoctorChecks } = await import('../../doctor/run-doctor.js');
   const { PROBE_TIMEOUT_MS } = await import('../../doctor/probes.js');
   const { createDatabase } = await import('../../warehouse/database.js');
@@ -46,9 +46,8 @@ async function probeEverything(context: CliContext) {
     logger.debug({ err: error }, 'redis connection error');
   });
   const transport = createHttpTransport({
-    userAgent: config.api.userAgent,
+    ...transportOptionsFrom(config.api),
     timeoutMs: Math.min(config.api.requestTimeoutMs, PROBE_TIMEOUT_MS),
-    maxResponseBytes: config.api.maxResponseBytes,
   });
   try {
     await redis.connect().catch(() => undefined); // the Redis check reports why

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError, type Config, type OAuthConfig } from '../../config.js';
+import { ConfigError } from '../../config.js';
 import {
   MEMBER_SCOPES,
   authorizeEndpointFor,
@@ -9,18 +9,9 @@ import {
 } from '../../api/oauth/pkce.js';
 import type { IssuedTokens, TokenEndpoint } from '../../api/oauth/token-endpoint.js';
 import type { CliContext } from '../context.js';
+import { requireOAuth } from '../require-oauth.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { readSecretLines } from '../read-secret.js';
-
-function requireOAuth(config: Config): OAuthConfig {
-  if (config.oauth === undefined) {
-    throw new ConfigError(
-      'SVC_OAUTH_CLIENT_ID',
-      'required for `rewards-etl members` (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)',
-    );
-  }
-  return config.oauth;
-}
 
 /** Opens what a members command needs: the warehouse (migrated) and, when asked, the token endpoint. */
 async function withWarehouse<T>(
@@ -44,14 +35,10 @@ async function withWarehouse<T>(
     return await work({
       db,
       endpoint: async () => {
-        const oauth = requireOAuth(config);
-        const { createHttpTransport } = await import('../../api/http-transport.js');
+        const oauth = requireOAuth(config, 'members');
+        const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
         const { createTokenEndpoint } = await import('../../api/oauth/token-endpoint.js');
-        const transport = createHttpTransport({
-          userAgent: config.api.userAgent,
-          timeoutMs: config.api.requestTimeoutMs,
-          maxResponseBytes: config.api.maxResponseBytes,
-        });
+        const transport = createHttpTransport(transportOptionsFrom(config.api));
         closeTransport = () => transport.close();
         return createTokenEndpoint({ oauth, transport, retryAfterMaxMs: config.api.retryAfterMaxMs });
       },
@@ -73,7 +60,7 @@ async function connectMember(
   return storeMemberConnection(db, {
     issued,
     presentedRefreshToken,
-    encryptionKey: requireOAuth(context.config()).encryptionKey.reveal(),
+    encryptionKey: requireOAuth(context.config(), 'members').encryptionKey.reveal(),
     now: new Date(),
   });
 }
@@ -92,7 +79,7 @@ export function membersCommand(context: CliContext): Command {
     .option('--redirect-uri <uri>', 'a registered redirect URI (default SVC_OAUTH_REDIRECT_URI)')
     .option('--scope <scopes>', 'space-separated scopes', MEMBER_SCOPES.join(' '))
     .action(async (options: { redirectUri?: string; scope: string }) => {
-      const oauth = requireOAuth(context.config());
+      const oauth = requireOAuth(context.config(), 'members');
       const redirectUri = options.redirectUri ?? oauth.redirectUri;
       if (redirectUri === undefined)
         throw new ConfigError('SVC_OAUTH_REDIRECT_URI', 'required (or pass --redirect-uri)');

@@ -1,10 +1,9 @@
-import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import type { HostileValue } from '../../../src/simulator/faults.js';
 import { runCheckinsPass } from '../../../src/streams/checkins.js';
 import { windowsInRange } from '../../../src/warehouse/sync-windows.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createTestDatabase, whileRowRefused, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 
 const HOUR = 3_600_000;
@@ -102,17 +101,7 @@ describe('hostile values in the check-in feed never stall a window', () => {
     const ids = await apiIds(sim);
     const victim = ids[10]!;
     // A value our validation cannot know about: the warehouse refuses this one row with a data error.
-    await sql`
-      create function rewards.refuse_one() returns trigger language plpgsql as $$
-      begin
-        if new.id = ${sql.lit(victim)}::uuid then
-          raise exception 'value refused for this test' using errcode = '22023';
-        end if;
-        return new;
-      end $$`.execute(t.db);
-    await sql`create trigger refuse_one before insert or update on rewards.check_ins
-      for each row execute function rewards.refuse_one()`.execute(t.db);
-    try {
+    await whileRowRefused(t.db, { table: 'check_ins', id: victim, sqlstate: '22023' }, async () => {
       await t.db.deleteFrom('rewards.check_ins').execute();
       await t.db
         .updateTable('rewards.sync_windows')
@@ -130,9 +119,6 @@ describe('hostile values in the check-in feed never stall a window', () => {
       expect(refused?.payload).toMatchObject({ id: victim, object: 'check_in' });
       const windows = await windowsInRange(t.db, {});
       expect(windows.map((w) => w.status).filter((s) => s !== 'complete')).toEqual([]);
-    } finally {
-      await sql`drop trigger refuse_one on rewards.check_ins`.execute(t.db);
-      await sql`drop function rewards.refuse_one()`.execute(t.db);
-    }
+    });
   });
 });

@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { runChallengesPass } from '../../../src/streams/challenges.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createTestDatabase, whileRowRefused, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 
 // The second line of defence on snapshot pages: a record the warehouse refuses with a data error
@@ -26,28 +25,8 @@ describe('a snapshot record the database refuses', () => {
     await sim?.close();
   });
 
-  async function refusing<T>(
-    table: 'restaurants' | 'challenges',
-    id: string,
-    run: () => Promise<T>,
-  ): Promise<T> {
-    await sql`
-      create function rewards.refuse_one() returns trigger language plpgsql as $$
-      begin
-        if new.id = ${sql.lit(id)}::uuid then
-          raise exception 'value refused for this test' using errcode = '22003';
-        end if;
-        return new;
-      end $$`.execute(t.db);
-    await sql`create trigger refuse_one before insert or update on ${sql.table(`rewards.${table}`)}
-      for each row execute function rewards.refuse_one()`.execute(t.db);
-    try {
-      return await run();
-    } finally {
-      await sql`drop trigger refuse_one on ${sql.table(`rewards.${table}`)}`.execute(t.db);
-      await sql`drop function rewards.refuse_one()`.execute(t.db);
-    }
-  }
+  const refusing = <T>(table: 'restaurants' | 'challenges', id: string, run: () => Promise<T>) =>
+    whileRowRefused(t.db, { table, id, sqlstate: '22003' }, run);
 
   const rejectionsOf = (stream: string) =>
     t.db

@@ -1,3 +1,4 @@
+import { STREAM_NAMES } from '../../../src/streams/registry.js';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { Redis as IORedis } from 'ioredis';
@@ -71,16 +72,7 @@ describe('collectStatus on a seeded warehouse', () => {
 
   it('gives the last run of each stream and when it is next due', () => {
     const byStream = Object.fromEntries(report.streams.map((s) => [s.stream, s]));
-    expect(Object.keys(byStream)).toEqual([
-      'restaurants',
-      'checkins',
-      'locations',
-      'challenges',
-      'balance',
-      'payment_intents',
-      'alerts',
-      'members',
-    ]);
+    expect(Object.keys(byStream)).toEqual(STREAM_NAMES);
     expect(byStream['restaurants']?.lastRun).toMatchObject({
       startedAt: '2026-11-22T12:20:00.000Z',
       status: 'succeeded',
