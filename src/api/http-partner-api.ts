@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
+import type { Config, OAuthConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import type { DB } from '../warehouse/schema.js';
 import {
@@ -10,10 +10,10 @@ import {
   type RetrySettings,
 } from './api-requester.js';
 import { ResourceNotFoundError, UnexpectedResponseShapeError } from './errors.js';
-import { createHttpTransport, type HttpTransport } from './http-transport.js';
+import { createHttpTransport, transportOptionsFrom, type HttpTransport } from './http-transport.js';
 import { noopApiMetrics, type ApiMetrics } from './metrics.js';
 import { OAuthTokenManager } from './oauth/token-manager.js';
-import { createTokenEndpoint } from './oauth/token-endpoint.js';
+import { createTokenEndpoint, type TokenEndpoint } from './oauth/token-endpoint.js';
 import { memberTokenRow } from './oauth/member-connection.js';
 import { pageStream, type Page, type PageStream } from './paging.js';
 import type { CallOptions, PageOptions, PartnerApi } from './partner-api.js';
@@ -139,51 +139,56 @@ export interface PartnerApiParts {
   tokens: OAuthTokenManager | undefined;
 }
 
-/** Wires transport, shared limiter, token manager and requester from the config. */
-export function createPartnerApiParts(options: CreatePartnerApiOptions): PartnerApiParts {
-  const { config, redis, db } = options;
+/**
+ * What every partner-API client of a process shares: one keep-alive transport, the Redis-shared
+ * rate limiter, and a requester factory for a given bearer-token source.
+ */
+function sharedApiPieces(options: CreatePartnerApiOptions) {
+  const { config, redis } = options;
   const logger = options.logger.child({ component: 'partner-api' });
   const metrics = options.metrics ?? noopApiMetrics;
-  if (config.api.baseUrl === undefined)
-    throw new Error('SVC_API_BASE_URL is required to talk to the partner API');
-  const transport = createHttpTransport({
-    userAgent: config.api.userAgent,
-    timeoutMs: config.api.requestTimeoutMs,
-    maxResponseBytes: config.api.maxResponseBytes,
-  });
+  const baseUrl = config.api.baseUrl;
+  if (baseUrl === undefined) throw new Error('SVC_API_BASE_URL is required to talk to the partner API');
+  const transport = createHttpTransport(transportOptionsFrom(config.api));
   const limiter = createSharedRateLimiter({
     redis,
     prefix: config.redisPrefix,
     rps: config.api.rateLimitRps,
   });
+  const tokenEndpointFor = (oauth: OAuthConfig) =>
+    createTokenEndpoint({ oauth, transport, limiter, retryAfterMaxMs: config.api.retryAfterMaxMs });
+  const requesterWith = (tokens: OAuthTokenManager | undefined) =>
+    createApiRequester({
+      baseUrl,
+      apiKey: config.api.apiKey,
+      tokens,
+      transport,
+      limiter,
+      logger,
+      metrics,
+      retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },
+    });
+  return { logger, metrics, transport, limiter, tokenEndpointFor, requesterWith };
+}
+
+/** Wires transport, shared limiter, token manager and requester from the config. */
+export function createPartnerApiParts(options: CreatePartnerApiOptions): PartnerApiParts {
+  const { config, db } = options;
+  const { logger, metrics, transport, limiter, tokenEndpointFor, requesterWith } = sharedApiPieces(options);
   const oauth = config.oauth;
   const tokens =
     oauth === undefined
       ? undefined
       : new OAuthTokenManager({
           db,
-          endpoint: createTokenEndpoint({
-            oauth,
-            transport,
-            limiter,
-            retryAfterMaxMs: config.api.retryAfterMaxMs,
-          }),
+          endpoint: tokenEndpointFor(oauth),
           encryptionKey: oauth.encryptionKey.reveal(),
           initialRefreshToken: oauth.refreshToken?.reveal(),
           logger,
           metrics,
           afterRefreshCommitted: options.afterRefreshCommitted,
         });
-  const requester = createApiRequester({
-    baseUrl: config.api.baseUrl,
-    apiKey: config.api.apiKey,
-    tokens,
-    transport,
-    limiter,
-    logger,
-    metrics,
-    retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },
-  });
+  const requester = requesterWith(tokens);
   const api = createHttpPartnerApi({
     requester,
     pageSize: config.api.pageSize,
@@ -201,35 +206,16 @@ export interface MemberApis {
   /** A client whose bearer routes use the member's own tokens (row `member:<id>`). */
   forMember(memberId: string): PartnerApi;
   /** The token endpoint, for `members connect` and `members import`. */
-  tokenEndpoint: ReturnType<typeof createTokenEndpoint>;
+  tokenEndpoint: TokenEndpoint;
   close(): Promise<void>;
 }
 
 export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
-  const { config, redis, db } = options;
-  const logger = options.logger.child({ component: 'partner-api' });
-  const metrics = options.metrics ?? noopApiMetrics;
+  const { config, db } = options;
   const oauth = config.oauth;
-  if (config.api.baseUrl === undefined)
-    throw new Error('SVC_API_BASE_URL is required to talk to the partner API');
   if (oauth === undefined) throw new Error('member connections need SVC_OAUTH_CLIENT_ID and its settings');
-  const baseUrl = config.api.baseUrl;
-  const transport = createHttpTransport({
-    userAgent: config.api.userAgent,
-    timeoutMs: config.api.requestTimeoutMs,
-    maxResponseBytes: config.api.maxResponseBytes,
-  });
-  const limiter = createSharedRateLimiter({
-    redis,
-    prefix: config.redisPrefix,
-    rps: config.api.rateLimitRps,
-  });
-  const tokenEndpoint = createTokenEndpoint({
-    oauth,
-    transport,
-    limiter,
-    retryAfterMaxMs: config.api.retryAfterMaxMs,
-  });
+  const { logger, metrics, transport, tokenEndpointFor, requesterWith } = sharedApiPieces(options);
+  const tokenEndpoint = tokenEndpointFor(oauth);
   return {
     tokenEndpoint,
     forMember(memberId) {
@@ -241,17 +227,7 @@ export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
         logger: logger.child({ memberId }),
         metrics,
       });
-      const requester = createApiRequester({
-        baseUrl,
-        apiKey: config.api.apiKey,
-        tokens,
-        transport,
-        limiter,
-        logger,
-        metrics,
-        retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },
-      });
-      return createHttpPartnerApi({ requester, pageSize: config.api.pageSize });
+      return createHttpPartnerApi({ requester: requesterWith(tokens), pageSize: config.api.pageSize });
     },
     close: () => transport.close(),
   };

@@ -119,6 +119,24 @@ function chartSection(report: StatusReport): SafeHtml {
   </section>`;
 }
 
+/** A table with these column headings around the rows; a heading written `#name` is numeric. */
+function tableWith(...headings: string[]): (rows: SafeHtml[]) => SafeHtml {
+  const cells = headings.map((heading) =>
+    heading.startsWith('#') ? html`<th class="num">${heading.slice(1)}</th>` : html`<th>${heading}</th>`,
+  );
+  return (rows) =>
+    html`<table>
+      <thead>
+        <tr>
+          ${cells}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>`;
+}
+
 function listOrNone(items: SafeHtml[], none: string, table: (rows: SafeHtml[]) => SafeHtml): SafeHtml {
   return items.length === 0 ? html`<p class="none-yet">${none}</p>` : table(items);
 }
@@ -149,20 +167,7 @@ function failuresSection(report: StatusReport): SafeHtml {
       ${listOrNone(
         windows,
         'No failed check-in windows.',
-        (rows) =>
-          html`<table>
-            <thead>
-              <tr>
-                <th>window</th>
-                <th class="num">attempts</th>
-                <th>next attempt</th>
-                <th>last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`,
+        tableWith('window', '#attempts', 'next attempt', 'last error'),
       )}
     </div>
     <div>
@@ -170,20 +175,7 @@ function failuresSection(report: StatusReport): SafeHtml {
       ${listOrNone(
         passes,
         'No failed or partial passes in the last 24 hours.',
-        (rows) =>
-          html`<table>
-            <thead>
-              <tr>
-                <th>stream</th>
-                <th>status</th>
-                <th>started</th>
-                <th>error</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`,
+        tableWith('stream', 'status', 'started', 'error'),
       )}
     </div>
   </section>`;
@@ -230,20 +222,7 @@ function alertsAndRejectsSection(report: StatusReport): SafeHtml {
       ${listOrNone(
         failures,
         'No delivery failures.',
-        (rows) =>
-          html`<table>
-            <thead>
-              <tr>
-                <th>intent</th>
-                <th class="num">attempts</th>
-                <th>state</th>
-                <th>last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`,
+        tableWith('intent', '#attempts', 'state', 'last error'),
       )}
     </div>
     <div>
@@ -255,21 +234,7 @@ function alertsAndRejectsSection(report: StatusReport): SafeHtml {
       ${listOrNone(
         rejects,
         'No record has failed validation.',
-        (rows) =>
-          html`<table>
-            <thead>
-              <tr>
-                <th>stream</th>
-                <th>record</th>
-                <th>last seen</th>
-                <th class="num">times</th>
-                <th>reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`,
+        tableWith('stream', 'record', 'last seen', '#times', 'reason'),
       )}
     </div>
   </section>`;

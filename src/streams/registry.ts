@@ -43,6 +43,19 @@ export interface StreamDefinition<Name extends string = string> {
   followUps: ReadonlyArray<FollowUp<Name>>;
 }
 
+/** A pass whose tuning argument keeps its defaults when the worker or `run` calls it. */
+const withDefaults =
+  (run: (deps: StreamDeps<PartnerApi>) => Promise<PassOutcome>): Pass =>
+  (deps) =>
+    run(deps);
+
+/** The common case: a whole pass on a Job Scheduler of its own, no follow-ups. */
+function wholePass(
+  entry: Pick<StreamDefinition, 'loadPass' | 'everyMs'> & { needsOAuth?: boolean },
+): StreamDefinition<never> {
+  return { scheduledBy: 'stream-pass', needsOAuth: false, followUps: [], ...entry };
+}
+
 /** Types the registry so that a follow-up can only name a stream of the registry. */
 function defineStreams<Name extends string>(
   streams: Record<Name, StreamDefinition<NoInfer<Name>>>,
@@ -67,61 +80,36 @@ export const STREAMS = defineStreams({
     needsOAuth: false,
     followUps: [],
   },
-  locations: {
-    loadPass: async () => {
-      const { runLocationsPass } = await import('./locations.js');
-      return (deps) => runLocationsPass(deps);
-    },
+  locations: wholePass({
+    loadPass: async () => withDefaults((await import('./locations.js')).runLocationsPass),
     everyMs: (config) => config.schedules.locationsMs,
-    scheduledBy: 'stream-pass',
-    needsOAuth: false,
-    followUps: [],
-  },
-  challenges: {
+  }),
+  challenges: wholePass({
     loadPass: async () => (await import('./challenges.js')).runChallengesPass,
     everyMs: (config) => config.schedules.challengesMs,
-    scheduledBy: 'stream-pass',
-    needsOAuth: false,
-    followUps: [],
-  },
-  balance: {
+  }),
+  balance: wholePass({
     loadPass: async () => (await import('./balance.js')).runBalancePass,
     everyMs: (config) => config.schedules.balanceMs,
-    scheduledBy: 'stream-pass',
-    needsOAuth: false,
-    followUps: [],
-  },
-  payment_intents: {
+  }),
+  payment_intents: wholePass({
     loadPass: async () => {
       const { runPaymentIntentsPass } = await import('./payment-intents.js');
       return (deps, context) => runPaymentIntentsPass(deps, context ?? {});
     },
     everyMs: (config) => config.schedules.paymentIntentsMs,
-    scheduledBy: 'stream-pass',
     needsOAuth: true,
-    followUps: [],
-  },
-  alerts: {
-    loadPass: async () => {
-      const { runAlertsPass } = await import('./alerts.js');
-      return (deps) => runAlertsPass(deps);
-    },
+  }),
+  alerts: wholePass({
+    loadPass: async () => withDefaults((await import('./alerts.js')).runAlertsPass),
     everyMs: (config) => config.schedules.alertsMs,
-    scheduledBy: 'stream-pass',
-    needsOAuth: false,
-    followUps: [],
-  },
-  members: {
-    loadPass: async () => {
-      const { runMembersPass } = await import('./members.js');
-      return (deps) => runMembersPass(deps);
-    },
+  }),
+  members: wholePass({
+    loadPass: async () => withDefaults((await import('./members.js')).runMembersPass),
     everyMs: (config) => config.schedules.membersMs,
-    scheduledBy: 'stream-pass',
     // Each connected member brings their own tokens; the OAuth client and key must be configured.
     needsOAuth: true,
-    followUps: [],
-  },
+  }),
 });
 
 export type StreamName = keyof typeof STREAMS;

@@ -5,7 +5,7 @@ import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';
 import { byId } from './restaurants.js';
 import type { ChallengesTable, DB } from './schema.js';
-import type { Executor } from './database.js';
+import { fromExcluded, type Executor } from './database.js';
 
 /** A challenge as stored; it carries no restaurant, so the caller supplies the one it queried. */
 export function challengeRow(
@@ -92,10 +92,7 @@ export async function upsertChallengePage(
       .insertInto('rewards.challenges')
       .values(chunk)
       .onConflict((conflict) =>
-        conflict.column('id').doUpdateSet((eb) => ({
-          ...Object.fromEntries(UPDATED_COLUMNS.map((name) => [name, eb.ref(`excluded.${name}`)])),
-          deleted_at: null,
-        })),
+        conflict.column('id').doUpdateSet({ ...fromExcluded(UPDATED_COLUMNS), deleted_at: null }),
       )
       .execute();
   }

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
 import type { CheckIn } from '../api/records/index.js';
 import type { Executor } from './database.js';
 import type { DB } from './schema.js';
@@ -97,24 +97,25 @@ export async function unseenWindowRows(
   since: Date,
   markDeletedAt?: Date,
 ): Promise<number> {
+  const unseen = (eb: ExpressionBuilder<DB, 'rewards.check_ins'>) =>
+    eb.and([
+      eb('created_at', '>=', window.start),
+      eb('created_at', '<', window.end),
+      eb('last_seen_at', '<', since),
+      eb('deleted_at', 'is', null),
+    ]);
   if (markDeletedAt === undefined) {
     const row = await db
       .selectFrom('rewards.check_ins')
       .select((eb) => eb.fn.countAll<string>().as('unseen'))
-      .where('created_at', '>=', window.start)
-      .where('created_at', '<', window.end)
-      .where('last_seen_at', '<', since)
-      .where('deleted_at', 'is', null)
+      .where(unseen)
       .executeTakeFirstOrThrow();
     return Number(row.unseen);
   }
   const result = await db
     .updateTable('rewards.check_ins')
     .set({ deleted_at: markDeletedAt })
-    .where('created_at', '>=', window.start)
-    .where('created_at', '<', window.end)
-    .where('last_seen_at', '<', since)
-    .where('deleted_at', 'is', null)
+    .where(unseen)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
 
@@ -38,4 +38,13 @@ export function splitDatabaseUrl(url: string): { name: string; maintenanceUrl: s
   if (name === '') throw new Error('the database URL names no database');
   parsed.pathname = '/postgres';
   return { name, maintenanceUrl: parsed.toString() };
+}
+
+/**
+ * `on conflict … do update set c = excluded.c` for each column: a newer read overwrites these.
+ * (Typed `never` so each fits whatever type its column has: `excluded.c` has exactly that type.)
+ */
+export function fromExcluded<C extends string>(columns: readonly C[]): Record<C, RawBuilder<never>> {
+  const set = columns.map((column) => [column, sql.ref<never>(`excluded.${column}`)]);
+  return Object.fromEntries(set) as Record<C, RawBuilder<never>>;
 }

@@ -1,11 +1,11 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../api/records/index.js';
 import { contentHash } from '../api/records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
 import type { DB, MemberConnectionStatus } from './schema.js';
-import type { Executor } from './database.js';
+import { fromExcluded, type Executor } from './database.js';
 
 // Repository for the member tables (migration 20261124_0005). Every table is keyed by member_id,
 // which is what lets `forgetMember` remove a member everywhere.
@@ -268,6 +268,35 @@ export async function writeMemberStatus(
   await recordVersions(trx, 'rewards.member_statuses_history', [{ id: memberId, hash, raw }], at);
 }
 
+/**
+ * Inserts rows of a member table keyed by `id`, a newer read overwriting `update`. (Kysely cannot
+ * check a statement over a table chosen by a type parameter; the signature checks the call.)
+ */
+async function upsertById<T extends 'rewards.member_wallets' | 'rewards.memberships'>(
+  trx: Transaction<DB>,
+  table: T,
+  rows: Insertable<DB[T]>[],
+  update: readonly (keyof DB[T] & string)[],
+): Promise<void> {
+  await trx
+    .insertInto(table)
+    .values(rows)
+    .onConflict((conflict) => conflict.column('id').doUpdateSet(fromExcluded(update) as never))
+    .execute();
+}
+
+/** Columns a newer read of a wallet, or of a membership, overwrites. */
+const WALLET_UPDATES = ['member_id', 'wallet_type', 'address', 'updated_at', 'last_seen_at'] as const;
+const MEMBERSHIP_UPDATES = [
+  'check_in_count',
+  'last_check_in_date',
+  'tier_id',
+  'tier_name',
+  'raw',
+  'content_hash',
+  'last_seen_at',
+] as const;
+
 /** The member's wallets as listed now (a wallet no longer listed is removed). */
 export async function replaceMemberWallets(
   trx: Transaction<DB>,
@@ -293,19 +322,7 @@ export async function replaceMemberWallets(
     updated_at: w.updatedAt,
     last_seen_at: at,
   }));
-  await trx
-    .insertInto('rewards.member_wallets')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict.column('id').doUpdateSet((eb) => ({
-        member_id: eb.ref('excluded.member_id'),
-        wallet_type: eb.ref('excluded.wallet_type'),
-        address: eb.ref('excluded.address'),
-        updated_at: eb.ref('excluded.updated_at'),
-        last_seen_at: eb.ref('excluded.last_seen_at'),
-      })),
-    )
-    .execute();
+  await upsertById(trx, 'rewards.member_wallets', rows, WALLET_UPDATES);
 }
 
 /** The member's tags as listed now; `type` is kept exactly as given (no case folding). */
@@ -407,21 +424,7 @@ export async function upsertMemberships(
     first_seen_at: at,
     last_seen_at: at,
   }));
-  await trx
-    .insertInto('rewards.memberships')
-    .values(rows)
-    .onConflict((conflict) =>
-      conflict.column('id').doUpdateSet((eb) => ({
-        check_in_count: eb.ref('excluded.check_in_count'),
-        last_check_in_date: eb.ref('excluded.last_check_in_date'),
-        tier_id: eb.ref('excluded.tier_id'),
-        tier_name: eb.ref('excluded.tier_name'),
-        raw: eb.ref('excluded.raw'),
-        content_hash: eb.ref('excluded.content_hash'),
-        last_seen_at: eb.ref('excluded.last_seen_at'),
-      })),
-    )
-    .execute();
+  await upsertById(trx, 'rewards.memberships', rows, MEMBERSHIP_UPDATES);
   await recordVersions(
     trx,
     'rewards.memberships_history',

@@ -56,3 +56,22 @@ export function buildAuthorizeUrl(input: AuthorizeUrlInput): string {
   url.searchParams.set('code_challenge_method', 'S256');
   return url.toString();
 }
+
+/** A fresh authorization request: the URL to open, its state, and the verifier to keep for the exchange. */
+export function startAuthorization(input: {
+  oauth: { tokenUrl: string; clientId: string };
+  redirectUri: string;
+  scopes: string;
+}): { url: string; state: string; verifier: string } {
+  const pkce = createPkcePair();
+  const state = createState();
+  const url = buildAuthorizeUrl({
+    authorizeEndpoint: authorizeEndpointFor(input.oauth.tokenUrl),
+    clientId: input.oauth.clientId,
+    redirectUri: input.redirectUri,
+    scopes: input.scopes.split(/\s+/).filter((scope) => scope !== ''),
+    state,
+    codeChallenge: pkce.challenge,
+  });
+  return { url, state, verifier: pkce.verifier };
+}

@@ -1,12 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError, type Config, type OAuthConfig } from '../../config.js';
-import {
-  MEMBER_SCOPES,
-  authorizeEndpointFor,
-  buildAuthorizeUrl,
-  createPkcePair,
-  createState,
-} from '../../api/oauth/pkce.js';
+import { MEMBER_SCOPES, startAuthorization } from '../../api/oauth/pkce.js';
 import type { CliContext } from '../context.js';
 import { requireOAuth } from '../require-oauth.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
@@ -131,20 +125,15 @@ export function authCommand(context: CliContext): Command {
     .option('--scope <scopes>', 'space-separated scopes', MEMBER_SCOPES.join(' '))
     .action((options: { redirectUri?: string; scope: string }) => {
       const oauth = requireOAuth(context.config(), 'auth');
-      const pkce = createPkcePair();
-      const state = createState();
-      const url = buildAuthorizeUrl({
-        authorizeEndpoint: authorizeEndpointFor(oauth.tokenUrl),
-        clientId: oauth.clientId,
+      const { url, state, verifier } = startAuthorization({
+        oauth,
         redirectUri: redirectUriFrom(options.redirectUri, oauth),
-        scopes: options.scope.split(/\s+/).filter((scope) => scope !== ''),
-        state,
-        codeChallenge: pkce.challenge,
+        scopes: options.scope,
       });
       context.stdout.write(
         `Open this URL and approve:\n  ${url}\n\n` +
           `state (check it matches the redirect): ${state}\n` +
-          `code_verifier (keep it for the exchange): ${pkce.verifier}\n\n` +
+          `code_verifier (keep it for the exchange): ${verifier}\n\n` +
           `Then run \`rewards-etl auth exchange\` and paste the code from the redirect, then the code_verifier\n` +
           `(or pipe them in, one a line).\n`,
       );

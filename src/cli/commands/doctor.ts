@@ -21,7 +21,7 @@ export function doctorCommand(context: CliContext): Command {
 }
 
 async function probeEverything(context: CliContext) {
-  const { Redis } = await import('ioredis');
+  const { createOneShotRedis } = await import('../one-shot-redis.js');
   const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
   const { runDoctorChecks } = await import('../../doctor/run-doctor.js');
   const { PROBE_TIMEOUT_MS } = await import('../../doctor/probes.js');
@@ -33,18 +33,7 @@ async function probeEverything(context: CliContext) {
     maxConnections: 3,
     applicationName: 'rewards-etl doctor',
   });
-  // A one-shot prober: give up on Redis quickly instead of waiting for it to come back.
-  const redis = new Redis(config.redisUrl.reveal(), {
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 1,
-    retryStrategy: (times) => (times > 2 ? null : 200),
-  });
-  let redisError: Error | undefined;
-  redis.on('error', (error: Error) => {
-    redisError = error;
-    logger.debug({ err: error }, 'redis connection error');
-  });
+  const { redis, lastError: redisError } = createOneShotRedis(config.redisUrl.reveal(), logger);
   const transport = createHttpTransport({
     ...transportOptionsFrom(config.api),
     timeoutMs: Math.min(config.api.requestTimeoutMs, PROBE_TIMEOUT_MS),
@@ -55,7 +44,7 @@ async function probeEverything(context: CliContext) {
       config,
       db,
       redis,
-      redisConnectError: () => redisError,
+      redisConnectError: redisError,
       transport,
       logger,
     });

@@ -1,12 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError } from '../../config.js';
-import {
-  MEMBER_SCOPES,
-  authorizeEndpointFor,
-  buildAuthorizeUrl,
-  createPkcePair,
-  createState,
-} from '../../api/oauth/pkce.js';
+import { MEMBER_SCOPES, startAuthorization } from '../../api/oauth/pkce.js';
 import type { IssuedTokens, TokenEndpoint } from '../../api/oauth/token-endpoint.js';
 import type { CliContext } from '../context.js';
 import { requireOAuth } from '../require-oauth.js';
@@ -83,16 +77,7 @@ export function membersCommand(context: CliContext): Command {
       const redirectUri = options.redirectUri ?? oauth.redirectUri;
       if (redirectUri === undefined)
         throw new ConfigError('SVC_OAUTH_REDIRECT_URI', 'required (or pass --redirect-uri)');
-      const pkce = createPkcePair();
-      const state = createState();
-      const url = buildAuthorizeUrl({
-        authorizeEndpoint: authorizeEndpointFor(oauth.tokenUrl),
-        clientId: oauth.clientId,
-        redirectUri,
-        scopes: options.scope.split(/\s+/).filter((scope) => scope !== ''),
-        state,
-        codeChallenge: pkce.challenge,
-      });
+      const { url, state, verifier } = startAuthorization({ oauth, redirectUri, scopes: options.scope });
       context.stdout.write(
         `Have the member open this URL and approve:\n  ${url}\n\nstate (check it matches the redirect): ${state}\n`,
       );
@@ -102,9 +87,7 @@ export function membersCommand(context: CliContext): Command {
       const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
         const { retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
         const tokens = await endpoint();
-        const issued = await retryAfterRateLimits(() =>
-          tokens.exchangeCode({ code, verifier: pkce.verifier, redirectUri }),
-        );
+        const issued = await retryAfterRateLimits(() => tokens.exchangeCode({ code, verifier, redirectUri }));
         return connectMember(context, db, issued, null);
       });
       context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);

@@ -9,7 +9,7 @@ export function statusCommand(context: CliContext): Command {
     )
     .option('--json', 'print the report as JSON on stdout (logs go to stderr)')
     .action(async (options: { json?: boolean }) => {
-      const { Redis } = await import('ioredis');
+      const { createOneShotRedis } = await import('../one-shot-redis.js');
       const { systemClock } = await import('../../clock.js');
       const { collectStatus } = await import('../../status/collect-status.js');
       const { renderStatusText } = await import('../../status/render-text.js');
@@ -27,14 +27,7 @@ export function statusCommand(context: CliContext): Command {
         await db.destroy();
         throw error;
       }
-      // A one-shot reader: give up on Redis quickly instead of waiting for it to come back.
-      const redis = new Redis(config.redisUrl.reveal(), {
-        lazyConnect: true,
-        connectTimeout: 2_000,
-        maxRetriesPerRequest: 1,
-        retryStrategy: (times) => (times > 2 ? null : 200),
-      });
-      redis.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+      const { redis } = createOneShotRedis(config.redisUrl.reveal(), logger);
       try {
         await redis
           .connect()
