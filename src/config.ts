@@ -146,6 +146,7 @@ const envSchema = z.object({
     .default(900_000),
   CHECKINS_START_AT: isoInstant.optional(),
   CHECKINS_WINDOW: positiveDuration.default(3_600_000),
+  CHECKINS_HISTORY_WINDOW: positiveDuration.default(86_400_000),
   CHECKINS_SAFETY_LAG: duration.default(120_000),
   CHECKINS_LOOKBACK: duration.default(86_400_000),
   CHECKINS_LOOKBACK_EVERY: positiveDuration.default(900_000),
@@ -209,6 +210,8 @@ export interface Config {
   checkins: {
     startAt: Date | undefined;
     windowMs: number;
+    /** Windows of history older than the look-back (paged once, never re-checked). */
+    historyWindowMs: number;
     safetyLagMs: number;
     lookbackMs: number;
     /** How often a complete window inside the look-back is probed again. */
@@ -349,6 +352,7 @@ function toConfig(env: Env): Config {
     checkins: {
       startAt: env.CHECKINS_START_AT,
       windowMs: env.CHECKINS_WINDOW,
+      historyWindowMs: env.CHECKINS_HISTORY_WINDOW,
       safetyLagMs: env.CHECKINS_SAFETY_LAG,
       lookbackMs: env.CHECKINS_LOOKBACK,
       lookbackEveryMs: env.CHECKINS_LOOKBACK_EVERY,

@@ -9,7 +9,7 @@ import {
   lookbackWindows,
   mergeableCells,
   nextKeysetBound,
-  planWindows,
+  planWindowsWithHistory,
   splitWindow,
   windowKey,
   type Window,
@@ -74,8 +74,11 @@ export async function planCheckinWindows(
       range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS);
     const to = range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs);
     const known = await knownWindowsOverlapping(db, from, to);
+    // History older than the look-back is never re-checked: it is planned in coarser windows.
+    const { windowMs, historyWindowMs, lookbackMs } = config.checkins;
+    const fineFrom = Math.floor((now.getTime() - lookbackMs) / windowMs) * windowMs;
     const windows = gaps({ start: from.getTime(), end: to.getTime() }, known).flatMap((gap) =>
-      planWindows(gap.start, gap.end, config.checkins.windowMs),
+      planWindowsWithHistory(gap.start, gap.end, { windowMs, historyWindowMs, fineFrom }),
     );
     const planned = await insertPlannedWindows(db, windows);
     const merged = await mergeFragments(deps, now);
@@ -304,20 +307,28 @@ async function pageToEnd(
   let requests = 0;
   let rows = 0;
   let allowed = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    // When the request started: the stale-write guards order reads by it.
+  /** One page request, and when it started (the stale-write guards order reads by it). */
+  const fetchPage = (createdBefore: number, startPage: number) => {
+    requests++;
     const seenAt = clock.now();
-    const result = await firstPageOf(
+    const result = firstPageOf(
       api.checkInPages({
         createdAfter: new Date(window.start),
-        createdBefore: new Date(before),
-        startPage: page,
+        createdBefore: new Date(createdBefore),
+        startPage,
         pageSize,
         signal,
       }),
     );
-    requests++;
+    // Settled by whoever awaits it; a prefetch abandoned by a failed write must not go unhandled.
+    result.catch(() => undefined);
+    return { seenAt, result };
+  };
+  let pending = fetchPage(before, page);
+  for (;;) {
+    signal?.throwIfAborted();
+    const { seenAt } = pending;
+    const result = await pending.result;
     const total = result.pagination.totalCount;
     const servedPageSize = effectivePageSize(result.pagination, pageSize);
     // Keyset paging re-reads the rows tied at a page's oldest instant, so allow twice the pages.
@@ -343,6 +354,9 @@ async function pageToEnd(
         nextPage = 0;
       }
     }
+    // The next page's bound is known now: fetch it while this page commits. Its rows cannot be
+    // written before this page's checkpoint, and a crash re-fetches from that checkpoint anyway.
+    if (!done) pending = fetchPage(nextBefore, nextPage);
     const isFresh = (r: Rejection) => {
       const key = r.recordId ?? JSON.stringify(r.payload);
       if (rejectionsSeen.has(key)) return false;

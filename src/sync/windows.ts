@@ -31,6 +31,23 @@ export function planWindows(from: number, to: number, windowMs: number): Window[
 }
 
 /**
+ * Like planWindows, with history older than `fineFrom` cut on a coarser grid: those windows are
+ * paged once and never re-checked by the look-back, so a few large windows do the work of many
+ * small ones at a fraction of their round trips. [from, fineFrom) on the `historyWindowMs` grid,
+ * [fineFrom, to) on the `windowMs` grid; both aligned to the epoch. A dense history window is
+ * still split by `splitWindow` like any other.
+ */
+export function planWindowsWithHistory(
+  from: number,
+  to: number,
+  grid: { windowMs: number; historyWindowMs: number; fineFrom: number },
+): Window[] {
+  const cut = Math.min(Math.max(grid.fineFrom, from), to);
+  const historyMs = Math.max(grid.historyWindowMs, grid.windowMs);
+  return [...planWindows(from, cut, historyMs), ...planWindows(cut, to, grid.windowMs)];
+}
+
+/**
  * Splits a window whose `total_count` is too large to page comfortably into `2^k` equal parts,
  * enough for each to hold about `targetRows`. Equal halves keep it deterministic; the caller
  * splits again if a part is still too large (the feed is not uniform).

@@ -29,6 +29,9 @@ export function chaosEnv(options: {
     SVC_RATE_LIMIT_RPS: String(options.rps),
     CHECKINS_START_AT: options.startAt.toISOString(),
     CHECKINS_WINDOW: options.window,
+    // History in windows of the same size: the scenarios need many windows in flight to kill and
+    // restart around (coarse history windows are covered by the integration tests).
+    CHECKINS_HISTORY_WINDOW: options.window,
     CHECKINS_EVERY: '2s',
     PAYMENT_INTENTS_EVERY: '1s',
     ALERTS_EVERY: '1s',

@@ -70,6 +70,8 @@ describe('three workers on one Redis, one Postgres and one rate-limited API', ()
         SVC_PAGE_SIZE: String(PAGE_SIZE),
         // The workers' own planner covers only the last hour; the history is the backfill's.
         CHECKINS_START_AT: backfillTo.toISOString(),
+        // Hourly windows for the history too: many windows to share among three workers.
+        CHECKINS_HISTORY_WINDOW: '1h',
       },
     });
     sim.control.faults.set({ rateLimitRps: LIMIT_RPS });

@@ -7,6 +7,7 @@ import {
   mergeableCells,
   nextKeysetBound,
   planWindows,
+  planWindowsWithHistory,
   splitWindow,
   windowKey,
   type Window,
@@ -23,6 +24,42 @@ function partitions(windows: readonly Window[], from: number, to: number): boole
 }
 
 const instant = fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 });
+
+describe('planWindowsWithHistory: coarse windows for history older than the look-back', () => {
+  const DAY = 24 * HOUR;
+  it('days before the fine boundary, hours after it, cut exactly at the boundary', () => {
+    const from = Date.UTC(2026, 10, 1);
+    const fineFrom = Date.UTC(2026, 10, 3, 5);
+    const windows = planWindowsWithHistory(from, fineFrom + 2 * HOUR, {
+      windowMs: HOUR,
+      historyWindowMs: DAY,
+      fineFrom,
+    });
+    expect(windows.map((w) => (w.end - w.start) / HOUR)).toEqual([24, 24, 5, 1, 1]);
+    expect(windows[3]!.start).toBe(fineFrom);
+  });
+  it('property: windows partition [from, to); fine ones after the boundary, none longer than its grid', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 60 * DAY }),
+        fc.integer({ min: 0, max: 30 * DAY }),
+        fc.integer({ min: -5 * DAY, max: 40 * DAY }),
+        fc.constantFrom(HOUR, 30 * 60_000, 6 * HOUR),
+        (fromOffset, span, boundaryOffset, windowMs) => {
+          const from = Date.UTC(2026, 0, 1) + fromOffset;
+          const to = from + span;
+          const fineFrom = Math.floor((from + boundaryOffset) / windowMs) * windowMs;
+          const windows = planWindowsWithHistory(from, to, { windowMs, historyWindowMs: DAY, fineFrom });
+          expect(partitions(windows, from, to)).toBe(true);
+          for (const w of windows) {
+            if (w.start >= fineFrom) expect(w.end - w.start).toBeLessThanOrEqual(windowMs);
+            else expect(w.end).toBeLessThanOrEqual(Math.max(fineFrom, w.start + DAY));
+          }
+        },
+      ),
+    );
+  });
+});
 
 describe('planWindows', () => {
   it('cuts a range on an hour grid aligned to the epoch, partial at both ends', () => {
