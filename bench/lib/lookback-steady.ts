@@ -90,7 +90,7 @@ export async function measureLookback(options: {
     const frontier = (await loadCheckinsState(deps.db)).frontier?.getTime() ?? null;
     if (elapsed > options.warmupMs && windowsAtStart === null)
       windowsAtStart = await windowsInLookback(deps, now);
-    const outcome = await runCheckinsPass(deps);
+    const outcome = await runCheckinsPass(deps, { fullLookback: false }); // the worker's pacing
     if (outcome.status !== 'succeeded')
       throw new Error(`look-back pass ${outcome.status}: ${outcome.error ?? ''}`);
     if (elapsed <= options.warmupMs) continue;

@@ -28,7 +28,7 @@ export interface RpcChild<H extends Handlers> {
 }
 
 /**
- * Forks `script` under tsx and waits for its `ready` message. Pending calls fail if the child
+ * Forks `script` (under tsx unless it is compiled JavaScript) and waits for its `ready` message. Pending calls fail if the child
  * dies, so a crash surfaces as an error of the bench instead of a hang.
  */
 export async function forkRpcChild<H extends Handlers, R>(
@@ -37,7 +37,8 @@ export async function forkRpcChild<H extends Handlers, R>(
 ): Promise<{ child: RpcChild<H>; ready: R }> {
   const proc: ChildProcess = fork(script, options.argv ?? [], {
     env: options.env,
-    execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],
+    // A compiled script (dist/…js) runs on plain node, as the built worker does: no tsx loader.
+    execArgv: [...(script.endsWith('.js') ? [] : ['--import', 'tsx']), ...(options.execArgv ?? [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();

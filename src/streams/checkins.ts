@@ -524,8 +524,12 @@ export async function updateWatermark(deps: Pick<CheckinsDeps, 'db' | 'clock'>):
  * too, without waiting out their backoff), moves the watermark. Windows still failed at the end
  * are named in `problems`, so `run` can exit 1 naming them.
  */
-export async function runCheckinsPass(deps: CheckinsDeps): Promise<PassOutcome> {
-  const prepared = await planAndRecheck(deps, { fullLookback: true });
+export async function runCheckinsPass(
+  deps: CheckinsDeps,
+  options: { fullLookback?: boolean } = {},
+): Promise<PassOutcome> {
+  // `fullLookback: false` paces the look-back by CHECKINS_LOOKBACK_EVERY, as the worker does.
+  const prepared = await planAndRecheck(deps, { fullLookback: options.fullLookback ?? true });
   const tally = { complete: 0, split: 0, failed: 0, skipped: 0 };
   let rows = 0;
   let requests = prepared.probes;

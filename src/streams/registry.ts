@@ -74,7 +74,7 @@ export const STREAMS = defineStreams({
     followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
   },
   checkins: {
-    loadPass: async () => (await import('./checkins.js')).runCheckinsPass,
+    loadPass: async () => withDefaults((await import('./checkins.js')).runCheckinsPass),
     everyMs: (config) => config.schedules.checkinsMs,
     scheduledBy: 'own-job',
     needsOAuth: false,
