@@ -20,6 +20,7 @@ import {
   writeCheckIns,
   type WindowCounts,
 } from '../warehouse/check-ins.js';
+import { embeddedLocationsCacheFor } from '../warehouse/embedded-locations-cache.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
 import { storeRejections, type Rejection } from '../warehouse/rejected-records.js';
 import type { DB, SyncWindow } from '../warehouse/schema.js';
@@ -304,6 +305,7 @@ async function pageToEnd(
   let page = row.cursor_page;
   let firstOfAttempt = row.first_total_count === null && page === 0 && before === window.end;
   const rejectionsSeen = new Set<string>();
+  const embeddedLocations = embeddedLocationsCacheFor(db);
   let requests = 0;
   let rows = 0;
   let allowed = 0;
@@ -364,12 +366,16 @@ async function pageToEnd(
       return true;
     };
     const fresh = result.rejections.filter(isFresh);
+    const embedded = embeddedLocations.unwritten(
+      records.map((record) => record.location),
+      seenAt,
+    );
     const { refused } = await writePageWithFallback({
       records,
       writePage: (rows, refusedRows) =>
         db.transaction().execute(async (trx) => {
           await relaxCommitDurability(trx);
-          await writeCheckIns(trx, rows, seenAt);
+          await writeCheckIns(trx, rows, seenAt, rows.length === 0 ? [] : embedded);
           await storeRejections(trx, 'checkins', [...result.rejections, ...refusedRows], seenAt);
           await recordPage(trx, window, {
             cursorBefore: new Date(nextBefore),
@@ -384,6 +390,8 @@ async function pageToEnd(
       writeOne: (record) => db.transaction().execute((trx) => writeCheckIns(trx, [record], seenAt)),
       rejectionOf: (record) => ({ recordId: record.id, payload: record.raw }),
     });
+    // Committed: these need no writing on the next pages (record by record wrote its own).
+    if (refused.length === 0) embeddedLocations.remember(embedded, seenAt);
     fresh.push(...refused);
     if (refused.length > 0) {
       deps.logger.warn(

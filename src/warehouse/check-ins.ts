@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
-import type { CheckIn } from '../api/records/index.js';
+import type { CheckIn, Location } from '../api/records/index.js';
 import type { Executor } from './database.js';
 import type { DB } from './schema.js';
 import { upsertEmbeddedLocations } from './locations.js';
@@ -44,18 +44,19 @@ export async function upsertCheckInPage(
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
 }
 
-/** A page's check-ins and the locations (and restaurants) embedded in them, in the caller's transaction. */
+/**
+ * A page's check-ins and the locations (and restaurants) embedded in them, in the caller's
+ * transaction. `locations` narrows the embedded writes to those not already written
+ * (EmbeddedLocationsCache); all of the page's by default.
+ */
 export async function writeCheckIns(
   trx: Transaction<DB>,
   checkIns: readonly CheckIn[],
   seenAt: Date,
+  locations: readonly Location[] = checkIns.map((checkIn) => checkIn.location),
 ): Promise<void> {
   await upsertCheckInPage(trx, checkIns, seenAt);
-  await upsertEmbeddedLocations(
-    trx,
-    checkIns.map((checkIn) => checkIn.location),
-    seenAt,
-  );
+  await upsertEmbeddedLocations(trx, locations, seenAt);
 }
 
 export interface WindowCounts {
