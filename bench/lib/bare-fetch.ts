@@ -1,3 +1,4 @@
+import pMap from 'p-map';
 import { Agent, request } from 'undici';
 import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
 
@@ -11,6 +12,8 @@ export interface BareFetchOptions {
   userAgent: string;
   pageSize: number;
   windows: readonly Window[];
+  /** Windows fetched at once (default 2, as runCheckinsPass pages them). */
+  concurrency?: number;
 }
 
 export interface BareFetchResult {
@@ -36,34 +39,39 @@ export async function bareFetchWindows(options: BareFetchOptions): Promise<BareF
   let rows = 0;
   const started = performance.now();
   try {
-    for (const window of options.windows) {
-      let before = window.end;
-      let page = 0;
-      for (;;) {
-        const url = new URL(`${options.baseUrl}/check_ins`);
-        url.searchParams.set('created_after', new Date(window.start).toISOString());
-        url.searchParams.set('created_before', new Date(before).toISOString());
-        url.searchParams.set('page', String(page));
-        url.searchParams.set('page_size', String(options.pageSize));
-        const response = await request(url, { headers, dispatcher: agent });
-        const text = await response.body.text();
-        if (response.statusCode !== 200)
-          throw new Error(`GET ${url.pathname} answered ${response.statusCode}`);
-        const body = JSON.parse(text) as FeedPage;
-        requests++;
-        const records = body.check_ins;
-        rows += records.length;
-        if (body.pagination.next_page === null || records.length === 0) break;
-        let oldest = Number.POSITIVE_INFINITY;
-        for (const record of records) oldest = Math.min(oldest, Date.parse(record.created_at));
-        const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
-        if (bound === null) page++;
-        else {
-          before = bound;
-          page = 0;
+    // As many windows in flight as the pipeline pages at once: same pages, same concurrency.
+    await pMap(
+      options.windows,
+      async (window) => {
+        let before = window.end;
+        let page = 0;
+        for (;;) {
+          const url = new URL(`${options.baseUrl}/check_ins`);
+          url.searchParams.set('created_after', new Date(window.start).toISOString());
+          url.searchParams.set('created_before', new Date(before).toISOString());
+          url.searchParams.set('page', String(page));
+          url.searchParams.set('page_size', String(options.pageSize));
+          const response = await request(url, { headers, dispatcher: agent });
+          const text = await response.body.text();
+          if (response.statusCode !== 200)
+            throw new Error(`GET ${url.pathname} answered ${response.statusCode}`);
+          const body = JSON.parse(text) as FeedPage;
+          requests++;
+          const records = body.check_ins;
+          rows += records.length;
+          if (body.pagination.next_page === null || records.length === 0) break;
+          let oldest = Number.POSITIVE_INFINITY;
+          for (const record of records) oldest = Math.min(oldest, Date.parse(record.created_at));
+          const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
+          if (bound === null) page++;
+          else {
+            before = bound;
+            page = 0;
+          }
         }
-      }
-    }
+      },
+      { concurrency: options.concurrency ?? 2 },
+    );
     return { requests, rows, elapsedMs: performance.now() - started };
   } finally {
     await agent.close();

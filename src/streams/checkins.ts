@@ -1,3 +1,4 @@
+import pMap from 'p-map';
 import { sql, type Transaction } from 'kysely';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import { PagingOverrunError } from '../api/errors.js';
@@ -526,6 +527,9 @@ export async function updateWatermark(deps: Pick<CheckinsDeps, 'db' | 'clock'>):
   return watermark;
 }
 
+/** Windows one foreground pass pages at once (the worker's window queue runs two per process). */
+const WINDOWS_IN_FLIGHT = 2;
+
 /**
  * `run checkins`: a full pass in the foreground. Plans, re-checks every window of the look-back
  * (whatever CHECKINS_LOOKBACK_EVERY says), pages every due window in this process (failed ones
@@ -552,13 +556,18 @@ export async function runCheckinsPass(
     const mine = due.filter((row) => row.status !== 'failed' || round === 0);
     if (mine.length === 0) break;
     let progressed = false;
-    for (const row of mine) {
-      const outcome = await pageWindow(deps, windowOf(row));
-      requests += outcome.requests;
-      tally[outcome.status]++;
-      if (outcome.status === 'complete') rows += outcome.rows;
-      if (outcome.status === 'complete' || outcome.status === 'split') progressed = true;
-    }
+    // Two windows in flight, as a worker runs two window jobs: one parses while the other waits.
+    await pMap(
+      mine,
+      async (row) => {
+        const outcome = await pageWindow(deps, windowOf(row));
+        requests += outcome.requests;
+        tally[outcome.status]++;
+        if (outcome.status === 'complete') rows += outcome.rows;
+        if (outcome.status === 'complete' || outcome.status === 'split') progressed = true;
+      },
+      { concurrency: WINDOWS_IN_FLIGHT },
+    );
     if (!progressed) break;
   }
   const watermark = await updateWatermark(deps);
