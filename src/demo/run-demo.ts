@@ -47,7 +47,7 @@ export interface DemoOptions {
 /**
  * The whole pipeline once, with no configuration: the simulator in-process, a fresh demo
  * database, every stream, intents paid while it runs (alerts to an in-process receiver),
- * then a summary and three answers computed by SQL over the warehouse.
+ * three members connected, then a summary and four answers computed by SQL over the warehouse.
  */
 export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
   const started = Date.now();
