@@ -4,6 +4,7 @@ import { planSnapshotChanges, summarizePlan, type PreviousRecord } from '../sync
 import {
   challengeRow,
   loadChallengeStates,
+  type ChallengeState,
   markChallengesDeleted,
   upsertChallengePage,
 } from '../warehouse/challenges.js';
@@ -30,67 +31,13 @@ interface RestaurantChallenges {
  * and consistent, and the pass as a whole is not suspiciously short.
  */
 export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
-  const { db, api, clock, config, logger, signal } = deps;
+  const { db, clock, logger } = deps;
   const restaurantIds = await liveRestaurantIds(db);
+  // Read before paging: what the warehouse held is what this pass's reads are compared with.
   const previous = await loadChallengeStates(db);
-  const counts = { restaurants: restaurantIds.length, pages: 0, written: 0, rejected: 0, newVersions: 0 };
-  const results = new Map<string, RestaurantChallenges>();
-  let consecutiveFailures = 0;
-  let lastError: PartnerApiError | undefined;
-
-  for (const restaurantId of restaurantIds) {
-    if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
-    const read = await readSnapshotList(deps, {
-      stream: STREAM,
-      pages: api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal }),
-      writeRecords: (trx, challenges, seenAt) => upsertChallengePage(trx, restaurantId, challenges, seenAt),
-      contentHash: (challenge, seenAt) => challengeRow(challenge, restaurantId, seenAt).content_hash,
-    });
-    results.set(restaurantId, {
-      seen: read.seen,
-      complete: read.incompleteReason === undefined,
-      ...(read.incompleteReason === undefined ? {} : { incompleteReason: read.incompleteReason }),
-    });
-    counts.pages += read.pages;
-    counts.written += read.written;
-    counts.rejected += read.rejected;
-    counts.newVersions += read.newVersions;
-    if (read.interruption === undefined) {
-      consecutiveFailures = 0;
-    } else {
-      lastError = read.interruption;
-      consecutiveFailures++;
-      logger.warn(
-        { stream: STREAM, restaurantId, err: read.interruption },
-        'challenge paging failed for a restaurant',
-      );
-    }
-  }
-
-  // Deletions are judged only among restaurants read completely; the short-pass guard compares
-  // what they showed now with what the warehouse held live for them.
-  const complete = new Set([...results].filter(([, r]) => r.complete).map(([id]) => id));
-  const previousOfComplete = new Map<string, PreviousRecord>(
-    [...previous].filter(([, state]) => complete.has(state.restaurantId)),
-  );
-  const seen = new Map<string, string | null>();
-  const seenAnywhere = new Set<string>();
-  for (const [restaurantId, result] of results) {
-    for (const [id, hash] of result.seen) {
-      seenAnywhere.add(id);
-      if (complete.has(restaurantId)) seen.set(id, hash);
-    }
-  }
-  // A challenge that moved to a restaurant read incompletely was still seen: not a deletion.
-  for (const id of seenAnywhere) if (!seen.has(id)) previousOfComplete.delete(id);
-  const liveBefore = [...previousOfComplete.values()].filter((state) => !state.deleted).length;
-  const baseline = await loadDeletionBaseline(db, STREAM, liveBefore);
-  const plan = planSnapshotChanges(previousOfComplete, seen, {
-    complete: true,
-    maxDrop: config.snapshots.maxDrop,
-    lastCompleteCount: liveBefore > 0 ? liveBefore : null,
-    previousShortCount: baseline.previousShortCount ?? null,
-  });
+  const { results, counts, lastError } = await readEveryRestaurant(deps, restaurantIds);
+  const judged = await judgeDeletions(deps, previous, results);
+  const { plan, complete, seenAnywhere } = judged;
   let deletionsMarked = 0;
   if (plan.deletions.kind === 'marked' && plan.deletions.ids.length > 0) {
     const ids = plan.deletions.ids;
@@ -99,6 +46,7 @@ export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<P
   const incomplete = [...results].filter(([, r]) => !r.complete);
   const notVisited = restaurantIds.length - results.size;
   const details = {
+    restaurants: restaurantIds.length,
     ...counts,
     seen: seenAnywhere.size,
     restaurantsComplete: complete.size,
@@ -127,6 +75,79 @@ export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<P
     details,
     ...(lastError === undefined ? {} : { error: lastError.message }),
   };
+}
+
+/** Each restaurant's challenge list read to its end (readSnapshotList); stops after repeated API failures. */
+async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: readonly string[]) {
+  const { api, config, logger, signal } = deps;
+  const counts = { pages: 0, written: 0, rejected: 0, newVersions: 0 };
+  const results = new Map<string, RestaurantChallenges>();
+  let consecutiveFailures = 0;
+  let lastError: PartnerApiError | undefined;
+  for (const restaurantId of restaurantIds) {
+    if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
+    const read = await readSnapshotList(deps, {
+      stream: STREAM,
+      pages: api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal }),
+      writeRecords: (trx, challenges, seenAt) => upsertChallengePage(trx, restaurantId, challenges, seenAt),
+      contentHash: (challenge, seenAt) => challengeRow(challenge, restaurantId, seenAt).content_hash,
+    });
+    results.set(restaurantId, {
+      seen: read.seen,
+      complete: read.incompleteReason === undefined,
+      ...(read.incompleteReason === undefined ? {} : { incompleteReason: read.incompleteReason }),
+    });
+    counts.pages += read.pages;
+    counts.written += read.written;
+    counts.rejected += read.rejected;
+    counts.newVersions += read.newVersions;
+    if (read.interruption === undefined) {
+      consecutiveFailures = 0;
+      continue;
+    }
+    lastError = read.interruption;
+    consecutiveFailures++;
+    logger.warn(
+      { stream: STREAM, restaurantId, err: read.interruption },
+      'challenge paging failed for a restaurant',
+    );
+  }
+  return { results, counts, lastError };
+}
+
+/**
+ * Deletions are judged only among restaurants read completely; the short-pass guard compares what
+ * they showed now with what the warehouse held live for them.
+ */
+async function judgeDeletions(
+  deps: StreamDeps<PartnerApi>,
+  previous: Map<string, ChallengeState>,
+  results: ReadonlyMap<string, RestaurantChallenges>,
+) {
+  const { db, config } = deps;
+  const complete = new Set([...results].filter(([, r]) => r.complete).map(([id]) => id));
+  const previousOfComplete = new Map<string, PreviousRecord>(
+    [...previous].filter(([, state]) => complete.has(state.restaurantId)),
+  );
+  const seen = new Map<string, string | null>();
+  const seenAnywhere = new Set<string>();
+  for (const [restaurantId, result] of results) {
+    for (const [id, hash] of result.seen) {
+      seenAnywhere.add(id);
+      if (complete.has(restaurantId)) seen.set(id, hash);
+    }
+  }
+  // A challenge that moved to a restaurant read incompletely was still seen: not a deletion.
+  for (const id of seenAnywhere) if (!seen.has(id)) previousOfComplete.delete(id);
+  const liveBefore = [...previousOfComplete.values()].filter((state) => !state.deleted).length;
+  const baseline = await loadDeletionBaseline(db, STREAM, liveBefore);
+  const plan = planSnapshotChanges(previousOfComplete, seen, {
+    complete: true,
+    maxDrop: config.snapshots.maxDrop,
+    lastCompleteCount: liveBefore > 0 ? liveBefore : null,
+    previousShortCount: baseline.previousShortCount ?? null,
+  });
+  return { plan, complete, seenAnywhere };
 }
 
 function passStatus(restaurants: number, clean: boolean, completeRestaurants: number): PassOutcome['status'] {
