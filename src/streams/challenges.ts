@@ -9,8 +9,7 @@ import {
   upsertChallengePage,
 } from '../warehouse/challenges.js';
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
-import { loadDeletionBaseline } from './restaurants.js';
-import { readSnapshotList } from './snapshot-list.js';
+import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 

@@ -1,45 +1,16 @@
-import type { Kysely } from 'kysely';
 import type { PartnerApi } from '../api/partner-api.js';
-import {
-  planSnapshotChanges,
-  seenCountOfRun,
-  shortCountOfRun,
-  summarizePlan,
-  type SnapshotPassFacts,
-} from '../sync/snapshot-diff.js';
+import { planSnapshotChanges, summarizePlan, type SnapshotPassFacts } from '../sync/snapshot-diff.js';
 import {
   loadRestaurantStates,
   markRestaurantsDeleted,
   restaurantContentHash,
   upsertRestaurantPage,
 } from '../warehouse/restaurants.js';
-import type { DB } from '../warehouse/schema.js';
-import { lastFinishedRun } from '../warehouse/sync-runs.js';
 import type { StreamName } from './registry.js';
-import { readSnapshotList } from './snapshot-list.js';
+import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'restaurants' satisfies StreamName;
-
-/**
- * The baseline a snapshot's seen count is compared with: the last succeeded pass (from
- * sync_runs), else the records the warehouse holds as live; plus the previous pass's count when
- * that pass was complete but held its deletions back as short (a second such pass confirms).
- */
-export async function loadDeletionBaseline(
-  db: Kysely<DB>,
-  stream: string,
-  liveCount: number,
-): Promise<Pick<SnapshotPassFacts, 'lastCompleteCount' | 'previousShortCount'>> {
-  const lastComplete = seenCountOfRun(await lastFinishedRun(db, stream, ['succeeded']));
-  const previousShort = shortCountOfRun(
-    await lastFinishedRun(db, stream, ['succeeded', 'partial', 'failed']),
-  );
-  return {
-    lastCompleteCount: lastComplete ?? (liveCount > 0 ? liveCount : null),
-    previousShortCount: previousShort,
-  };
-}
 
 /**
  * Pages `GET /restaurants` fully (readSnapshotList). Restaurants absent from a complete pass are

@@ -2,11 +2,17 @@ import type { Kysely, Transaction } from 'kysely';
 import { PartnerApiError } from '../api/errors.js';
 import type { Page } from '../api/paging.js';
 import { isUuid, type Rejection } from '../api/records/index.js';
-import { checkPagingComplete } from '../sync/snapshot-diff.js';
+import {
+  checkPagingComplete,
+  seenCountOfRun,
+  shortCountOfRun,
+  type SnapshotPassFacts,
+} from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import type { DB } from '../warehouse/schema.js';
+import { lastFinishedRun } from '../warehouse/sync-runs.js';
 import type { StreamName } from './registry.js';
 import type { StreamDeps } from './stream.js';
 
@@ -113,6 +119,26 @@ async function writeSnapshotPage<R extends { id: string; raw: unknown }>(
     rejectionOf: (record) => ({ recordId: record.id, payload: record.raw }),
   });
   return { refused, newVersions };
+}
+
+/**
+ * The baseline a snapshot's seen count is compared with: the last succeeded pass (from
+ * sync_runs), else the records the warehouse holds as live; plus the previous pass's count when
+ * that pass was complete but held its deletions back as short (a second such pass confirms).
+ */
+export async function loadDeletionBaseline(
+  db: Kysely<DB>,
+  stream: string,
+  liveCount: number,
+): Promise<Pick<SnapshotPassFacts, 'lastCompleteCount' | 'previousShortCount'>> {
+  const lastComplete = seenCountOfRun(await lastFinishedRun(db, stream, ['succeeded']));
+  const previousShort = shortCountOfRun(
+    await lastFinishedRun(db, stream, ['succeeded', 'partial', 'failed']),
+  );
+  return {
+    lastCompleteCount: lastComplete ?? (liveCount > 0 ? liveCount : null),
+    previousShortCount: previousShort,
+  };
 }
 
 /** API failures end a pass early (no deletions); anything else (the database, an abort) is thrown. */
