@@ -27,7 +27,7 @@ import type { PassOutcome, StreamDeps } from './stream.js';
 const STREAM = 'members';
 
 /** Requests one member costs at least: profile, status, wallets, tags, one page of visits, one of memberships. */
-export const MIN_REQUESTS_PER_MEMBER = 6;
+const MIN_REQUESTS_PER_MEMBER = 6;
 /** Pages of visits one member may take per pass (the first read of a long history resumes next pass). */
 const MAX_CHECK_IN_PAGES = 10;
 const MEMBERSHIP_PAGE_SIZE = 100;

@@ -117,6 +117,8 @@ interface Tick {
   startedAt: Date;
   budget: number;
   stats: TickStats;
+  /** The stream's logger (bound to `stream: payment_intents`). */
+  log: StreamDeps<PartnerApi>['logger'];
   lastError?: string;
   /** Alerts recorded this tick, being delivered while the tick goes on. */
   deliveries: Promise<unknown>[];
@@ -190,6 +192,7 @@ async function runIntentTick(deps: StreamDeps<PartnerApi>, settings: Settings, i
       passIntervalMs: intervalMs,
     }),
     stats: emptyStats(),
+    log,
     deliveries: [],
     noteError(error, what) {
       this.stats.errors++;
@@ -267,7 +270,7 @@ async function sweepIntentList(
   input: { due: readonly DueIntent[]; fullSweep: boolean },
 ): Promise<SweepResult> {
   const { deps, settings, state, stats } = tick;
-  const { db, api, clock, metrics, signal, logger } = deps;
+  const { db, api, clock, metrics, signal } = deps;
   const pageSize = state.pageSize ?? settings.sweepPageSize;
   const reach = await openIntentsReach(db, tick.payee);
   const pagesForAllOpen = reach === null ? 1 : Math.floor(reach.depth / pageSize) + 1;
@@ -335,7 +338,7 @@ async function sweepIntentList(
       }
       if (stats.pages >= maxPages) break;
     }
-    if (!newestFirst) logger.warn('the payment intent list is not newest first: sweeps cannot stop early');
+    if (!newestFirst) tick.log.warn('the payment intent list is not newest first: sweeps cannot stop early');
   } catch (error) {
     tick.noteError(error, { during: 'list sweep' });
   }
@@ -443,7 +446,7 @@ function noteObservation(
   input: { previous: PaymentIntentStatus | null; outcome: FullObservationOutcome; fromList: boolean },
 ): void {
   const { outcome, previous } = input;
-  const log = tick.deps.logger.child({ stream: STREAM });
+  const { log } = tick;
   if (!outcome.written) return;
   if (outcome.decision.transition) {
     tick.stats.transitions++;
@@ -522,7 +525,7 @@ async function fetchFullForms(
 async function fetchAndRecord(tick: Tick, fetch: Fetch, before: StoredIntent | undefined): Promise<boolean> {
   const { deps, settings, state, stats } = tick;
   const { db, api, clock, metrics, signal } = deps;
-  const log = deps.logger.child({ stream: STREAM });
+  const { log } = tick;
   const previous = before?.status ?? null;
   stats.requests++;
   const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });

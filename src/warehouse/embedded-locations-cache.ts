@@ -10,6 +10,8 @@ import { contentHash, type Location } from '../api/records/index.js';
  */
 export class EmbeddedLocationsCache {
   readonly #written = new Map<string, { hash: string; atMs: number }>();
+  /** Hashes computed by `unwritten`, so `remember` does not hash the same records again. */
+  readonly #hashes = new WeakMap<Location, string>();
 
   constructor(
     private readonly ttlMs = 300_000,
@@ -20,20 +22,26 @@ export class EmbeddedLocationsCache {
   unwritten(locations: readonly Location[], seenAt: Date): Location[] {
     const byId = new Map(locations.map((location) => [location.id, location]));
     return [...byId.values()].filter((location) => {
+      const hash = this.#hashOf(location);
       const entry = this.#written.get(location.id);
-      return (
-        entry === undefined ||
-        entry.hash !== contentHash(location.raw) ||
-        seenAt.getTime() - entry.atMs >= this.ttlMs
-      );
+      return entry === undefined || entry.hash !== hash || seenAt.getTime() - entry.atMs >= this.ttlMs;
     });
   }
 
   remember(locations: readonly Location[], seenAt: Date): void {
     if (this.#written.size + locations.length > this.maxEntries) this.#written.clear();
     for (const location of locations) {
-      this.#written.set(location.id, { hash: contentHash(location.raw), atMs: seenAt.getTime() });
+      this.#written.set(location.id, { hash: this.#hashOf(location), atMs: seenAt.getTime() });
     }
+  }
+
+  #hashOf(location: Location): string {
+    let hash = this.#hashes.get(location);
+    if (hash === undefined) {
+      hash = contentHash(location.raw);
+      this.#hashes.set(location, hash);
+    }
+    return hash;
   }
 }
 

@@ -77,14 +77,15 @@ export function membersCommand(context: CliContext): Command {
       const redirectUri = options.redirectUri ?? oauth.redirectUri;
       if (redirectUri === undefined)
         throw new ConfigError('SVC_OAUTH_REDIRECT_URI', 'required (or pass --redirect-uri)');
-      const { url, state, verifier } = startAuthorization({ oauth, redirectUri, scopes: options.scope });
-      context.stdout.write(
-        `Have the member open this URL and approve:\n  ${url}\n\nstate (check it matches the redirect): ${state}\n`,
-      );
-      const [code] = await readSecretLines(context.stdin, ['code from the redirect: '], context.stderr);
-      if (code === undefined)
-        throw new CliExit(ExitCode.usage, 'members connect reads the code from standard input; got none');
+      // The warehouse is checked first: a member should not approve only to hear "run migrate".
       const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
+        const { url, state, verifier } = startAuthorization({ oauth, redirectUri, scopes: options.scope });
+        context.stdout.write(
+          `Have the member open this URL and approve:\n  ${url}\n\nstate (check it matches the redirect): ${state}\n`,
+        );
+        const [code] = await readSecretLines(context.stdin, ['code from the redirect: '], context.stderr);
+        if (code === undefined)
+          throw new CliExit(ExitCode.usage, 'members connect reads the code from standard input; got none');
         const { retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
         const tokens = await endpoint();
         const issued = await retryAfterRateLimits(() => tokens.exchangeCode({ code, verifier, redirectUri }));

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createTestDatabase, freshDatabaseUrl, type TestDatabase } from '../../helpers/db.js';
 import { createProcessPool } from '../../helpers/processes.js';
 
 // `rewards-etl members import | connect | list | forget` as a user runs them: secrets on standard input.
@@ -57,6 +57,17 @@ describe('rewards-etl members', () => {
     expect(exit.code, spawned.stderr()).toBe(0);
     expect(spawned.stdout()).toContain(`connected member ${sim.control.members.defaultMemberId}`);
     expect(spawned.stdout()).not.toContain(code);
+  });
+
+  it('connect on a warehouse that does not exist yet says "migrate first" before showing any authorize URL', async () => {
+    const missing = freshDatabaseUrl('members_unmigrated'); // never created
+    const ran = await pool.runCli(['members', 'connect'], {
+      env: { ...env, DATABASE_URL: missing.url },
+      input: '',
+    });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(/run `rewards-etl migrate` first/);
+    expect(ran.stdout).not.toMatch(/oauth\/authorize/);
   });
 
   it('connect without a code on standard input stops with exit 2 and stores nothing new', async () => {
