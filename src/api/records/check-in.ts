@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { memoizedByContent } from './content-memo.js';
 import { recordParser, type RecordParser } from './parse.js';
 import {
   fullLocationSchema,
@@ -28,7 +29,8 @@ export interface CheckIn {
   raw: unknown;
 }
 
-function checkInSchema<L extends z.ZodType>(location: L) {
+/** The check-in fields around a location parsed (and remembered by content) by `location`. */
+function checkInSchema(location: z.ZodType<Location>) {
   return z.object({
     id: uuidSchema,
     object: z.literal('check_in'),
@@ -39,17 +41,15 @@ function checkInSchema<L extends z.ZodType>(location: L) {
   });
 }
 
-const feedCheckInSchema = checkInSchema(fullLocationSchema);
-const shortCheckInSchema = checkInSchema(shortLocationSchema);
+const feedCheckInSchema = checkInSchema(
+  memoizedByContent(fullLocationSchema, (wire, raw) => locationFromWire('full', wire, raw)),
+);
+const shortCheckInSchema = checkInSchema(
+  memoizedByContent(shortLocationSchema, (wire, raw) => locationFromWire('short', wire, raw)),
+);
 
-function toCheckIn(
-  form: 'full' | 'short',
-  wire: z.output<typeof feedCheckInSchema> | z.output<typeof shortCheckInSchema>,
-  raw: unknown,
-): CheckIn {
-  const rawLocation =
-    typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>)['location'] : undefined;
-  const location = locationFromWire(form, wire.location, rawLocation);
+function toCheckIn(wire: z.output<typeof feedCheckInSchema>, raw: unknown): CheckIn {
+  const location = wire.location;
   return {
     id: wire.id,
     createdAt: wire.created_at,
@@ -65,11 +65,7 @@ function toCheckIn(
 }
 
 /** `GET /check_ins` items: the venue feed, with the full location form. */
-export const parseFeedCheckIn: RecordParser<CheckIn> = recordParser(feedCheckInSchema, (wire, raw) =>
-  toCheckIn('full', wire, raw),
-);
+export const parseFeedCheckIn: RecordParser<CheckIn> = recordParser(feedCheckInSchema, toCheckIn);
 
 /** `GET /check_ins/{id}` and `GET /users/me/check_ins` items: location in its short form. */
-export const parseShortFormCheckIn: RecordParser<CheckIn> = recordParser(shortCheckInSchema, (wire, raw) =>
-  toCheckIn('short', wire, raw),
-);
+export const parseShortFormCheckIn: RecordParser<CheckIn> = recordParser(shortCheckInSchema, toCheckIn);

@@ -20,11 +20,40 @@ export function unstorableCharacter(text: string): string | null {
     : 'holds a lone UTF-16 surrogate (not valid Unicode)';
 }
 
+/** Any NUL or surrogate: a plain character class, far cheaper than UNSTORABLE_CHARACTER. */
+// eslint-disable-next-line no-control-regex
+const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
+
+/**
+ * Whether a JSON value might hold something unstorable: a NUL or any surrogate (paired ones
+ * are fine, so this over-reports), or nesting at MAX_JSON_DEPTH. Recursion stops at that depth,
+ * so the stack stays small. Builds no paths and allocates nothing: it runs on every record.
+ */
+function mayBeUnstorable(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return MAYBE_UNSTORABLE.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth >= MAX_JSON_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) if (mayBeUnstorable(item, depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (MAYBE_UNSTORABLE.test(key)) return true;
+    if (mayBeUnstorable((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
 /**
  * The first part of a JSON value Postgres would refuse, as `path: problem`, or null when all of
  * it can be stored. Iterative: a value nested 10,000 deep costs no stack.
  */
 export function unstorableReason(value: unknown): string | null {
+  return mayBeUnstorable(value, 0) ? locateUnstorable(value) : null;
+}
+
+function locateUnstorable(value: unknown): string | null {
   const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { value: current, path, depth } = item;

@@ -27,6 +27,33 @@ describe('what Postgres can store', () => {
     );
   });
 
+  it('a nested value is storable exactly when every key and string is and it nests less than 32 deep', () => {
+    const { tree } = fc.letrec<{ tree: unknown }>((tie) => ({
+      tree: fc.oneof(
+        { depthSize: 'small' },
+        anyCodeUnits,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('tree'), { maxLength: 3 }),
+        fc.dictionary(anyCodeUnits, tie('tree'), { maxKeys: 3 }),
+      ),
+    }));
+    const storable = (value: unknown, depth: number): boolean => {
+      if (typeof value === 'string') return wellFormed(value);
+      if (typeof value !== 'object' || value === null) return true;
+      if (depth >= MAX_JSON_DEPTH) return false;
+      return Object.entries(value).every(([key, item]) => wellFormed(key) && storable(item, depth + 1));
+    };
+    fc.assert(
+      fc.property(tree, fc.integer({ min: 0, max: MAX_JSON_DEPTH + 2 }), (inner, wraps) => {
+        let value: unknown = inner;
+        for (let i = 0; i < wraps; i++) value = [value];
+        expect(unstorableReason(value) === null).toBe(storable(value, 0));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('names the path of the first unstorable string, key or nesting level', () => {
     expect(unstorableReason({ location: { name: 'a\u0000b' } })).toBe(
       'location.name: string holds U+0000, which Postgres cannot store',

@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { memoizedByContent } from '../../../src/api/records/content-memo.js';
+import { parseFeedCheckIn } from '../../../src/api/records/index.js';
+import { feedCheckIn, fullLocation } from './fixtures.js';
+
+describe('embedded locations are validated once per content', () => {
+  it('check-ins with equal location content share one parsed location; other content never does', () => {
+    const first = parseFeedCheckIn(feedCheckIn());
+    const copy = parseFeedCheckIn({ ...feedCheckIn(), location: structuredClone(fullLocation()) });
+    const renamed = parseFeedCheckIn({
+      ...feedCheckIn(),
+      location: { ...fullLocation(), name: 'Elsewhere' },
+    });
+    if (!first.ok || !copy.ok || !renamed.ok) throw new Error('fixtures must parse');
+    expect(copy.record.location).toBe(first.record.location);
+    expect(renamed.record.location).not.toBe(first.record.location);
+    expect(renamed.record.location.name).toBe('Elsewhere');
+    expect(first.record.location.name).not.toBe('Elsewhere');
+  });
+
+  it('a bad location is rejected every time it comes, with its path under location', () => {
+    const bad = { ...feedCheckIn(), location: { ...fullLocation(), created_at: 'yesterday' } };
+    for (let i = 0; i < 2; i++) {
+      const result = parseFeedCheckIn(structuredClone(bad));
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.rejection.reason).toMatch(/^location\.created_at: not an ISO 8601/);
+    }
+  });
+
+  it('gives what the plain schema gives, for any sequence of contents, past its capacity too', () => {
+    const schema = z.object({ n: z.int().min(0), tag: z.string() });
+    const toDomain = (wire: z.output<typeof schema>) => ({ ...wire, twice: wire.n * 2 });
+    const memo = memoizedByContent(schema, toDomain, 4);
+    const value = fc.oneof(
+      fc.record({ n: fc.integer({ min: -2, max: 6 }), tag: fc.constantFrom('a', 'b') }),
+      fc.constantFrom(null, 'text', { n: 1 }),
+    );
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 40 }), (values) => {
+        for (const input of values) {
+          const plain = schema.safeParse(input);
+          const memoized = memo.safeParse(input);
+          expect(memoized.success).toBe(plain.success);
+          if (plain.success && memoized.success) expect(memoized.data).toEqual(toDomain(plain.data));
+          if (!plain.success && !memoized.success) {
+            expect(memoized.error.issues.map((i) => [i.path, i.message])).toEqual(
+              plain.error.issues.map((i) => [i.path, i.message]),
+            );
+          }
+        }
+      }),
+    );
+  });
+});
