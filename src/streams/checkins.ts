@@ -1,5 +1,4 @@
 import pMap from 'p-map';
-import { sql, type Transaction } from 'kysely';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import { PagingOverrunError } from '../api/errors.js';
 import { effectivePageSize, pageAllowance, type CheckIn } from '../api/records/index.js';
@@ -18,13 +17,16 @@ import {
 import {
   countWindowRows,
   unseenWindowRows,
+  windowWithCounts,
   writeCheckIns,
   type WindowCounts,
 } from '../warehouse/check-ins.js';
+import { commitCheckInPage, relaxCommitDurability } from '../warehouse/check-in-pages.js';
 import { embeddedLocationsCacheFor } from '../warehouse/embedded-locations-cache.js';
+import type { Executor } from '../warehouse/database.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
-import { storeRejections, type Rejection } from '../warehouse/rejected-records.js';
-import type { DB, SyncWindow } from '../warehouse/schema.js';
+import type { Rejection } from '../warehouse/rejected-records.js';
+import type { SyncWindow } from '../warehouse/schema.js';
 import { withAdvisoryLock } from '../warehouse/sync-runs.js';
 import {
   beginAttempt,
@@ -37,7 +39,6 @@ import {
   loadWindow,
   markChecked,
   mergeCompleteFragments,
-  recordPage,
   releaseWindow,
   replaceWithParts,
   resetForRepage,
@@ -156,13 +157,13 @@ export async function pageWindow(
     db,
     `checkins-window:${windowKey(window)}`,
     async (): Promise<WindowOutcome> => {
-      const existing = await loadWindow(db, window);
-      if (existing === undefined) return { status: 'skipped', window, reason: 'missing', requests: 0 };
-      if (existing.status === 'complete' && options.force !== true) {
-        return { status: 'skipped', window, reason: 'already complete', requests: 0 };
-      }
       try {
-        return await pageAttempts(deps, window, await beginAttempt(db, window, deps.clock.now()));
+        const started = await beginAttempt(db, window, deps.clock.now(), options);
+        if (started === undefined) {
+          const missing = (await loadWindow(db, window)) === undefined;
+          return { status: 'skipped', window, reason: missing ? 'missing' : 'already complete', requests: 0 };
+        }
+        return await pageAttempts(deps, window, started);
       } catch (error) {
         if (deps.signal?.aborted === true) {
           // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
@@ -190,16 +191,6 @@ export async function pageWindow(
   return locked.acquired ? locked.value : { status: 'skipped', window, reason: 'locked', requests: 0 };
 }
 
-/**
- * A check-in page commit need not wait for its WAL flush (~6 ms each here, most of a small
- * window's time): if Postgres crashes, the last few commits are lost *with their checkpoint*, so
- * the window re-fetches those pages into idempotent upserts. Nothing outside Postgres acted on
- * them. (Intent transitions and alerts keep synchronous commits: a webhook may follow them.)
- */
-async function relaxCommitDurability(trx: Transaction<DB>): Promise<void> {
-  await sql`set local synchronous_commit = off`.execute(trx);
-}
-
 /** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
 export function retryDelayMs(attempts: number): number {
   return exponentialBackoffMs(attempts, 30_000, 3_600_000);
@@ -214,9 +205,11 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     requests += paged.requests;
     if (paged.split !== undefined) return { status: 'split', window, parts: paged.split, requests };
 
-    row = (await loadWindow(db, window)) ?? row;
+    const tally = await windowWithCounts(db, rangeOf(window), clock.now());
+    if (tally === undefined) throw new Error(`window ${describe(window)} disappeared while paging`);
+    ({ row } = tally);
+    const { counts } = tally;
     const attemptStart = row.attempt_started_at ?? clock.now();
-    const counts = await countWindowRows(db, new Date(window.start), new Date(window.end), attemptStart);
     const accounted = counts.seenSince + row.rows_rejected;
     let apiTotal = row.first_total_count ?? -1;
     if (accounted !== apiTotal) {
@@ -230,7 +223,13 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     }
     const now = clock.now();
     if (accounted === apiTotal) {
-      const dropped = await completeConsistentWindow(deps, window, row, { apiTotal, attemptStart, now });
+      const dropped = await completeConsistentWindow(deps, window, row, {
+        apiTotal,
+        attemptStart,
+        now,
+        // Live rows last seen before this attempt: the ones it did not meet.
+        unseen: counts.total - counts.seenSince,
+      });
       if (dropped.deleted > 0 || dropped.suspected > 0) {
         deps.logger.info(
           { window: describe(window), deleted: dropped.deleted, suspected: dropped.suspected },
@@ -270,28 +269,29 @@ async function completeConsistentWindow(
   deps: CheckinsDeps,
   window: Window,
   row: SyncWindow,
-  read: { apiTotal: number; attemptStart: Date; now: Date },
+  read: { apiTotal: number; attemptStart: Date; now: Date; unseen: number },
 ): Promise<{ deleted: number; suspected: number }> {
-  const range = { start: new Date(window.start), end: new Date(window.end) };
   const state = {
     suspectedAt: row.drop_suspected_at?.getTime() ?? null,
     attemptStart: read.attemptStart.getTime(),
     confirmAfterMs: deps.config.checkins.deleteConfirmAfterMs,
   };
-  return deps.db.transaction().execute(async (trx) => {
-    await relaxCommitDurability(trx);
-    const confirmedBefore = confirmedDropBefore(state);
-    const deleted =
-      confirmedBefore === null ? 0 : await unseenWindowRows(trx, range, new Date(confirmedBefore), read.now);
-    const suspected = await unseenWindowRows(trx, range, read.attemptStart);
+  const complete = (executor: Executor, deleted: number) => {
+    // Rows marked deleted were among the unseen ones; the rest are still suspected.
+    const suspected = read.unseen - deleted;
     const next = nextDropSuspicion(state, suspected);
-    await completeWindow(trx, window, {
+    return completeWindow(executor, window, {
       apiTotalCount: read.apiTotal,
       rowsRemoved: deleted,
       dropSuspectedAt: next === null ? null : new Date(next),
       now: read.now,
-    });
-    return { deleted, suspected };
+    }).then(() => ({ deleted, suspected }));
+  };
+  const confirmedBefore = confirmedDropBefore(state);
+  if (confirmedBefore === null || read.unseen === 0) return complete(deps.db, 0);
+  return deps.db.transaction().execute(async (trx) => {
+    await relaxCommitDurability(trx);
+    return complete(trx, await unseenWindowRows(trx, rangeOf(window), new Date(confirmedBefore), read.now));
   });
 }
 
@@ -374,11 +374,12 @@ async function pageToEnd(
     const { refused } = await writePageWithFallback({
       records,
       writePage: (rows, refusedRows) =>
-        db.transaction().execute(async (trx) => {
-          await relaxCommitDurability(trx);
-          await writeCheckIns(trx, rows, seenAt, rows.length === 0 ? [] : embedded);
-          await storeRejections(trx, 'checkins', [...result.rejections, ...refusedRows], seenAt);
-          await recordPage(trx, window, {
+        commitCheckInPage(db, {
+          window,
+          checkIns: rows,
+          locations: embedded,
+          rejections: [...result.rejections, ...refusedRows],
+          checkpoint: {
             cursorBefore: new Date(nextBefore),
             cursorPage: nextPage,
             rows: records.length - refusedRows.length,
@@ -386,7 +387,8 @@ async function pageToEnd(
             apiTotalCount: total,
             now: seenAt,
             ...(firstOfAttempt ? { firstTotalCount: total } : {}),
-          });
+          },
+          seenAt,
         }),
       writeOne: (record) => db.transaction().execute((trx) => writeCheckIns(trx, [record], seenAt)),
       rejectionOf: (record) => ({ recordId: record.id, payload: record.raw }),
@@ -590,6 +592,10 @@ export async function runCheckinsPass(
       ? { error: `${problems.length} window(s) failed and will be retried`, problems }
       : {}),
   };
+}
+
+function rangeOf(window: Window): { start: Date; end: Date } {
+  return { start: new Date(window.start), end: new Date(window.end) };
 }
 
 function describe(window: Window): string {

@@ -1,7 +1,8 @@
-import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder, type Transaction } from 'kysely';
 import type { CheckIn, Location } from '../api/records/index.js';
 import type { Executor } from './database.js';
-import type { DB } from './schema.js';
+import type { DB, SyncWindow } from './schema.js';
+import { CHECKINS_STREAM } from './sync-windows.js';
 import { upsertEmbeddedLocations } from './locations.js';
 
 /**
@@ -17,9 +18,17 @@ export async function upsertCheckInPage(
   checkIns: readonly CheckIn[],
   seenAt: Date,
 ): Promise<{ inserted: number; written: number }> {
+  const upsert = checkInUpsert(checkIns, seenAt);
+  if (upsert === null) return { inserted: 0, written: 0 };
+  const { rows } = await sql<{ inserted: boolean }>`${upsert} returning (xmax = 0) as inserted`.execute(db);
+  return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
+}
+
+/** The upsert of `upsertCheckInPage` as a statement to run or embed (null: nothing to write). */
+export function checkInUpsert(checkIns: readonly CheckIn[], seenAt: Date): RawBuilder<unknown> | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
-  if (unique.length === 0) return { inserted: 0, written: 0 };
-  const { rows } = await sql<{ inserted: boolean }>`
+  if (unique.length === 0) return null;
+  return sql`
     insert into rewards.check_ins as c
       (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
     select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, ${seenAt}, ${seenAt}
@@ -39,9 +48,7 @@ export async function upsertCheckInPage(
       ended_at = coalesce(excluded.ended_at, c.ended_at),
       last_seen_at = excluded.last_seen_at,
       deleted_at = null
-    where c.last_seen_at <= excluded.last_seen_at
-    returning (xmax = 0) as inserted`.execute(db);
-  return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
+    where c.last_seen_at <= excluded.last_seen_at`;
 }
 
 /**
@@ -86,6 +93,51 @@ export async function countWindowRows(
     .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   return { total: Number(row.total), seenSince: Number(row.seen_since), ongoing: Number(row.ongoing) };
+}
+
+/**
+ * A window's row and its live warehouse rows in one statement: all of them, those seen since
+ * its attempt started (`attemptStart` if none is recorded), and ongoing visits.
+ */
+export async function windowWithCounts(
+  db: Executor,
+  window: { start: Date; end: Date },
+  attemptStart: Date,
+): Promise<{ row: SyncWindow; counts: WindowCounts } | undefined> {
+  const found = await db
+    .selectFrom('rewards.sync_windows as w')
+    .selectAll('w')
+    .select((eb) => {
+      const live = () =>
+        eb
+          .selectFrom('rewards.check_ins as c')
+          .whereRef('c.created_at', '>=', 'w.window_start')
+          .whereRef('c.created_at', '<', 'w.window_end')
+          .where('c.deleted_at', 'is', null);
+      return [
+        live()
+          .select((c) => c.fn.countAll<string>().as('n'))
+          .as('live_total'),
+        live()
+          .select(sql<string>`count(*)`.as('n'))
+          .where(sql<boolean>`c.last_seen_at >= coalesce(w.attempt_started_at, ${attemptStart})`)
+          .as('live_seen_since'),
+        live()
+          .select(sql<string>`count(*)`.as('n'))
+          .where('c.ended_at', 'is', null)
+          .as('live_ongoing'),
+      ];
+    })
+    .where('w.stream', '=', CHECKINS_STREAM)
+    .where('w.window_start', '=', window.start)
+    .where('w.window_end', '=', window.end)
+    .executeTakeFirst();
+  if (found === undefined) return undefined;
+  const { live_total, live_seen_since, live_ongoing, ...row } = found;
+  return {
+    row,
+    counts: { total: Number(live_total), seenSince: Number(live_seen_since), ongoing: Number(live_ongoing) },
+  };
 }
 
 /**

@@ -39,8 +39,17 @@ export async function loadWindow(db: Executor, window: Window): Promise<SyncWind
 const isWindow = (window: Window) => (eb: ExpressionBuilder<DB, 'rewards.sync_windows'>) =>
   eb.and({ stream: CHECKINS_STREAM, ...toDates(window) });
 
-/** Starts an attempt, or resumes one that a crash interrupted (its cursor is kept). */
-export async function beginAttempt(db: Executor, window: Window, now: Date): Promise<SyncWindow> {
+/**
+ * Starts an attempt, or resumes one that a crash interrupted (its cursor is kept). Undefined
+ * when the window is unknown or already complete (unless `force`): one statement decides and
+ * starts.
+ */
+export async function beginAttempt(
+  db: Executor,
+  window: Window,
+  now: Date,
+  options: { force?: boolean } = {},
+): Promise<SyncWindow | undefined> {
   return db
     .updateTable('rewards.sync_windows')
     .set({
@@ -50,8 +59,9 @@ export async function beginAttempt(db: Executor, window: Window, now: Date): Pro
       updated_at: now,
     })
     .where(isWindow(window))
+    .$if(options.force !== true, (query) => query.where('status', '<>', 'complete'))
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 export interface PageProgress {
@@ -66,7 +76,12 @@ export interface PageProgress {
 
 /** The window's checkpoint, written in the same transaction as the page's rows. */
 export async function recordPage(db: Executor, window: Window, progress: PageProgress): Promise<void> {
-  await db
+  await pageCheckpoint(db, window, progress).execute();
+}
+
+/** The update of `recordPage`, to run or to embed in a page's statement. */
+export function pageCheckpoint(db: Executor, window: Window, progress: PageProgress) {
+  return db
     .updateTable('rewards.sync_windows')
     .set({
       cursor_before: progress.cursorBefore,
@@ -79,8 +94,7 @@ export async function recordPage(db: Executor, window: Window, progress: PagePro
         : { first_total_count: progress.firstTotalCount, api_total_count: progress.firstTotalCount }),
       updated_at: progress.now,
     })
-    .where(isWindow(window))
-    .execute();
+    .where(isWindow(window));
 }
 
 export async function completeWindow(

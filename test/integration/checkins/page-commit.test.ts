@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFeedCheckIn, type CheckIn } from '../../../src/api/records/index.js';
+import { commitCheckInPage, type CheckInPageCommit } from '../../../src/warehouse/check-in-pages.js';
+import { insertPlannedWindows, loadWindow } from '../../../src/warehouse/sync-windows.js';
+import { createTestDatabase, whileRowRefused, type TestDatabase } from '../../helpers/db.js';
+import { feedCheckIn } from '../../unit/records/fixtures.js';
+
+const window = { start: Date.parse('2024-05-01T18:00:00Z'), end: Date.parse('2024-05-01T19:00:00Z') };
+const seenAt = new Date('2024-05-02T00:00:00Z');
+
+function checkIns(count: number): CheckIn[] {
+  return Array.from({ length: count }, (_, i) => {
+    const parsed = parseFeedCheckIn({
+      ...feedCheckIn(),
+      id: randomUUID(),
+      created_at: `2024-05-01T18:${String(i % 60).padStart(2, '0')}:00Z`,
+    });
+    if (!parsed.ok) throw new Error(parsed.rejection.reason);
+    return parsed.record;
+  });
+}
+
+function page(rows: CheckIn[], overrides: Partial<CheckInPageCommit> = {}): CheckInPageCommit {
+  return {
+    window,
+    checkIns: rows,
+    locations: [],
+    rejections: [],
+    checkpoint: {
+      cursorBefore: new Date(window.start + 60_000),
+      cursorPage: 0,
+      rows: rows.length,
+      rejected: 0,
+      apiTotalCount: 99,
+      firstTotalCount: 99,
+      now: seenAt,
+    },
+    seenAt,
+    ...overrides,
+  };
+}
+
+describe('a check-in page commits its rows and its checkpoint together', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('page_commit');
+    await insertPlannedWindows(t.db, [window]);
+  });
+  afterAll(async () => t.drop());
+
+  const stored = async () =>
+    Number(
+      (
+        await t.db
+          .selectFrom('rewards.check_ins')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('a page of check-ins only (one statement) stores the rows and moves the checkpoint', async () => {
+    await commitCheckInPage(t.db, page(checkIns(3)));
+    expect(await stored()).toBe(3);
+    const row = await loadWindow(t.db, window);
+    expect(row).toMatchObject({ pages: 1, rows_seen: 3, first_total_count: 99, cursor_page: 0 });
+    expect(row?.cursor_before).toEqual(new Date(window.start + 60_000));
+  });
+
+  it('when the database refuses one row, neither the page nor its checkpoint is stored', async () => {
+    const rows = checkIns(4);
+    for (const overrides of [{}, { locations: [rows[0]!.location] }]) {
+      await expect(
+        whileRowRefused(t.db, { table: 'check_ins', id: rows[2]!.id, sqlstate: '22003' }, () =>
+          commitCheckInPage(t.db, page(rows, overrides)),
+        ),
+      ).rejects.toMatchObject({ code: '22003' });
+      expect(await stored()).toBe(3);
+      expect(await loadWindow(t.db, window)).toMatchObject({ pages: 1, rows_seen: 3 });
+    }
+  });
+
+  it('an empty page with rejections only records them with the checkpoint', async () => {
+    const rejection = { recordId: 'not-a-uuid', reason: 'id: not a UUID', payload: { id: 'not-a-uuid' } };
+    await commitCheckInPage(
+      t.db,
+      page([], { rejections: [rejection], checkpoint: { ...page([]).checkpoint, rejected: 1 } }),
+    );
+    expect(await loadWindow(t.db, window)).toMatchObject({ pages: 2, rows_seen: 3, rows_rejected: 1 });
+    const rejected = await t.db.selectFrom('rewards.rejected_records').select('record_id').execute();
+    expect(rejected).toEqual([{ record_id: 'not-a-uuid' }]);
+  });
+});
