@@ -1,7 +1,7 @@
 // Check-in ingestion benchmark. One run measures, side by side:
 //   1. rows/s of a full backfill (runCheckinsPass from an empty warehouse);
 //   2. the pipeline's time ÷ a bare fetch loop's (HTTP + JSON.parse) over the same windows;
-//   3. the writer's time (upsertCheckInPage, page by page) ÷ one COPY of the same rows;
+//   3. the writer's time (commitCheckInPage, page by page) ÷ one COPY of the same rows;
 //   4. the built pipeline process's peak RSS, its Postgres statements per window and its CPU;
 //   5. the look-back's requests per hour at a steady feed, and their share of a 10 rps budget.
 // The simulator runs in a child process and the backfill in another, so neither's CPU or
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
     const bare = await usageDelta(sim, () => bareFetchWindows({ ...fetchOptions, windows }));
     const bareCpuSeconds = cpuSeconds() - bareCpuBefore;
 
-    progress('3/4 writer (upsertCheckInPage per page) vs COPY, into a fresh database');
+    progress('3/4 writer (commitCheckInPage per page) vs COPY, into a fresh database');
     const writerDb = await createBenchDatabase(base.databaseUrl.reveal(), 'writer');
     databases.push(writerDb);
     const logger = createLogger({ level: 'warn', secrets: secretValues(config), pretty: false });

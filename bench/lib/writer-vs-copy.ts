@@ -5,12 +5,13 @@ import { sql, type Kysely } from 'kysely';
 import type { PartnerApi } from '../../src/api/partner-api.js';
 import type { CheckIn } from '../../src/api/records/index.js';
 import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
-import { upsertCheckInPage } from '../../src/warehouse/check-ins.js';
+import { commitCheckInPage } from '../../src/warehouse/check-in-pages.js';
+import { insertPlannedWindows } from '../../src/warehouse/sync-windows.js';
 import type { DB } from '../../src/warehouse/schema.js';
 
 // The writer against Postgres's own floor. The same pages the pipeline reads (same windows,
-// same keyset paging, real parsed records) are upserted with upsertCheckInPage, one statement
-// and one commit per page as in the pipeline, into the empty rewards.check_ins of a fresh
+// same keyset paging, real parsed records) are committed with commitCheckInPage, the
+// pipeline's page write (rows and checkpoint, one statement per page), into the empty rewards.check_ins of a fresh
 // database; only those calls are timed. The same rows (deduplicated: ties at page edges come
 // twice) go to a CSV file that the server then loads with one `COPY ... FROM '<file>'` into an
 // identical empty table (`LIKE ... INCLUDING ALL`: same columns, keys and indexes).
@@ -76,12 +77,27 @@ export async function compareWriterWithCopy(options: {
   const seen = new Set<string>();
   let pages = 0;
   let writerMs = 0;
+  await insertPlannedWindows(db, options.windows);
   await sql`checkpoint`.execute(db);
   for (const window of options.windows) {
     for await (const records of windowPages(api, window, options.pageSize)) {
       const seenAt = new Date();
       const started = performance.now();
-      await upsertCheckInPage(db, records, seenAt);
+      await commitCheckInPage(db, {
+        window,
+        checkIns: records,
+        locations: [],
+        rejections: [],
+        checkpoint: {
+          cursorBefore: new Date(window.start),
+          cursorPage: 0,
+          rows: records.length,
+          rejected: 0,
+          apiTotalCount: records.length,
+          now: seenAt,
+        },
+        seenAt,
+      });
       writerMs += performance.now() - started;
       pages++;
       const stamp = seenAt.toISOString();

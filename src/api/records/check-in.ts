@@ -64,8 +64,19 @@ function toCheckIn(wire: z.output<typeof feedCheckInSchema>, raw: unknown): Chec
   };
 }
 
+/** The location's schema checks its storability, once per content. */
+const LOCATION_CHECKED_BY_SCHEMA = { storabilityCheckedBySchema: ['location'] };
+
 /** `GET /check_ins` items: the venue feed, with the full location form. */
-export const parseFeedCheckIn: RecordParser<CheckIn> = recordParser(feedCheckInSchema, toCheckIn);
+export const parseFeedCheckIn: RecordParser<CheckIn> = recordParser(
+  feedCheckInSchema,
+  toCheckIn,
+  LOCATION_CHECKED_BY_SCHEMA,
+);
 
 /** `GET /check_ins/{id}` and `GET /users/me/check_ins` items: location in its short form. */
-export const parseShortFormCheckIn: RecordParser<CheckIn> = recordParser(shortCheckInSchema, toCheckIn);
+export const parseShortFormCheckIn: RecordParser<CheckIn> = recordParser(
+  shortCheckInSchema,
+  toCheckIn,
+  LOCATION_CHECKED_BY_SCHEMA,
+);

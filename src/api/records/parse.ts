@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { unstorableReason } from './storable.js';
+import { formatJsonPath, unstorableReason } from './storable.js';
 
 /**
  * The result of normalizing one record. A rejection carries what `rejected_records` stores:
@@ -57,15 +57,6 @@ export function reject(payload: unknown, reason: string): { ok: false; rejection
   return { ok: false, rejection: { recordId: readRecordId(payload), reason, payload } };
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out === '' ? '(record)' : out;
-}
-
 function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
   let current: unknown = payload;
   for (const key of path) {
@@ -93,7 +84,7 @@ function describeValue(value: unknown): string {
 }
 
 function formatIssue(issue: z.core.$ZodIssue, payload: unknown): string {
-  const where = formatPath(issue.path);
+  const where = formatJsonPath(issue.path);
   if (issue.code === 'invalid_type') {
     const { found, value } = valueAt(payload, issue.path);
     if (!found || value === undefined) return `${where}: required field missing`;
@@ -126,10 +117,14 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], payload: unkno
 export function recordParser<S extends z.ZodType, T>(
   schema: S,
   toDomain: (parsed: z.output<S>, raw: unknown) => T,
+  options: {
+    /** Top-level fields whose schema checks storability itself (`memoizedByContent`). */
+    storabilityCheckedBySchema?: readonly string[];
+  } = {},
 ): RecordParser<T> {
   return (raw) => {
     try {
-      const unstorable = unstorableReason(raw);
+      const unstorable = unstorableReason(raw, options.storabilityCheckedBySchema);
       if (unstorable !== null) return reject(raw, unstorable);
       const result = schema.safeParse(raw);
       if (!result.success) return reject(raw, formatIssues(result.error.issues, raw));

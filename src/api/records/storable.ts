@@ -29,7 +29,7 @@ const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
  * are fine, so this over-reports), or nesting at MAX_JSON_DEPTH. Recursion stops at that depth,
  * so the stack stays small. Builds no paths and allocates nothing: it runs on every record.
  */
-function mayBeUnstorable(value: unknown, depth: number): boolean {
+function mayBeUnstorable(value: unknown, depth: number, skipKeys?: readonly string[]): boolean {
   if (typeof value === 'string') return MAYBE_UNSTORABLE.test(value);
   if (typeof value !== 'object' || value === null) return false;
   if (depth >= MAX_JSON_DEPTH) return true;
@@ -38,45 +38,84 @@ function mayBeUnstorable(value: unknown, depth: number): boolean {
     return false;
   }
   for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
+    if (!Object.hasOwn(value, key) || skipKeys?.includes(key) === true) continue;
     if (MAYBE_UNSTORABLE.test(key)) return true;
     if (mayBeUnstorable((value as Record<string, unknown>)[key], depth + 1)) return true;
   }
   return false;
 }
 
-/**
- * The first part of a JSON value Postgres would refuse, as `path: problem`, or null when all of
- * it can be stored. Iterative: a value nested 10,000 deep costs no stack.
- */
-export function unstorableReason(value: unknown): string | null {
-  return mayBeUnstorable(value, 0) ? locateUnstorable(value) : null;
+/** Where a JSON value holds what Postgres would refuse, and what. */
+export interface UnstorablePart {
+  /** Keys and array indexes from the value's root; empty for the root itself. */
+  path: (string | number)[];
+  /** `string holds U+0000, …`, `key holds …` or `nested deeper than 32 levels`. */
+  problem: string;
 }
 
-function locateUnstorable(value: unknown): string | null {
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { value: current, path, depth } = item;
+/**
+ * The first part of a JSON value Postgres would refuse, or null when all of it can be stored.
+ * `skipKeys`: top-level keys whose values the caller checks itself (a memoized schema does).
+ */
+export function findUnstorable(value: unknown, skipKeys?: readonly string[]): UnstorablePart | null {
+  return mayBeUnstorable(value, 0, skipKeys) ? locateUnstorable(value, skipKeys) : null;
+}
+
+/** `findUnstorable` as `path: problem`, the form rejection reasons take. */
+export function unstorableReason(value: unknown, skipKeys?: readonly string[]): string | null {
+  const found = findUnstorable(value, skipKeys);
+  return found === null ? null : `${formatJsonPath(found.path)}: ${found.problem}`;
+}
+
+/** `location.tags[0].name`; `(record)` for the root. */
+export function formatJsonPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? '(record)' : out;
+}
+
+interface Visit {
+  value: unknown;
+  key: string | number | null;
+  parent: Visit | null;
+  depth: number;
+}
+
+/** Iterative: a value nested 10,000 deep costs no stack. Paths are built only for the finding. */
+function locateUnstorable(value: unknown, skipKeys?: readonly string[]): UnstorablePart | null {
+  const pathOf = (visit: Visit, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let at: Visit | null = visit; at !== null && at.key !== null; at = at.parent) path.unshift(at.key);
+    return path;
+  };
+  const stack: Visit[] = [{ value, key: null, parent: null, depth: 0 }];
+  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
+    const { value: current, depth } = visit;
     if (typeof current === 'string') {
       const problem = unstorableCharacter(current);
-      if (problem !== null) return `${path || '(record)'}: string ${problem}`;
+      if (problem !== null) return { path: pathOf(visit), problem: `string ${problem}` };
       continue;
     }
     if (typeof current !== 'object' || current === null) continue;
-    if (depth >= MAX_JSON_DEPTH) return `${path || '(record)'}: nested deeper than ${MAX_JSON_DEPTH} levels`;
+    if (depth >= MAX_JSON_DEPTH) {
+      return { path: pathOf(visit), problem: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    }
     if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) {
-        stack.push({ value: current[i] as unknown, path: `${path}[${i}]`, depth: depth + 1 });
+        stack.push({ value: current[i] as unknown, key: i, parent: visit, depth: depth + 1 });
       }
       continue;
     }
     const keys = Object.keys(current);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
-      const at = path === '' ? key : `${path}.${key}`;
+      if (depth === 0 && skipKeys?.includes(key) === true) continue;
       const problem = unstorableCharacter(key);
-      if (problem !== null) return `${at}: key ${problem}`;
-      stack.push({ value: (current as Record<string, unknown>)[key], path: at, depth: depth + 1 });
+      if (problem !== null) return { path: pathOf(visit, key), problem: `key ${problem}` };
+      stack.push({ value: (current as Record<string, unknown>)[key], key, parent: visit, depth: depth + 1 });
     }
   }
   return null;

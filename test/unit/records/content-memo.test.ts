@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { memoizedByContent } from '../../../src/api/records/content-memo.js';
+import { memoizedByContent, sameJson } from '../../../src/api/records/content-memo.js';
 import { parseFeedCheckIn } from '../../../src/api/records/index.js';
 import { feedCheckIn, fullLocation } from './fixtures.js';
 
@@ -29,13 +29,17 @@ describe('embedded locations are validated once per content', () => {
     }
   });
 
-  it('gives what the plain schema gives, for any sequence of contents, past its capacity too', () => {
-    const schema = z.object({ n: z.int().min(0), tag: z.string() });
+  it('gives what the plain schema gives, for any sequence of contents and ids, past its capacity too', () => {
+    const schema = z.object({ id: z.string(), n: z.int().min(0), tag: z.string() });
     const toDomain = (wire: z.output<typeof schema>) => ({ ...wire, twice: wire.n * 2 });
     const memo = memoizedByContent(schema, toDomain, 4);
     const value = fc.oneof(
-      fc.record({ n: fc.integer({ min: -2, max: 6 }), tag: fc.constantFrom('a', 'b') }),
-      fc.constantFrom(null, 'text', { n: 1 }),
+      fc.record({
+        id: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+        n: fc.integer({ min: -2, max: 6 }),
+        tag: fc.constantFrom('x', 'y'),
+      }),
+      fc.constantFrom(null, 'text', { n: 1 }, { id: 'a', n: 1 }, { tag: 'x', n: 2, id: 'b' }),
     );
     fc.assert(
       fc.property(fc.array(value, { maxLength: 40 }), (values) => {
@@ -50,6 +54,28 @@ describe('embedded locations are validated once per content', () => {
             );
           }
         }
+      }),
+    );
+  });
+});
+
+describe('sameJson', () => {
+  it('is JSON equality: key order does not matter, anything else does', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        const reordered = JSON.parse(JSON.stringify(a), (_key, value: unknown) =>
+          typeof value === 'object' && value !== null && !Array.isArray(value)
+            ? Object.fromEntries(Object.entries(value).reverse())
+            : value,
+        ) as unknown;
+        expect(sameJson(a, reordered)).toBe(true);
+        const canonical = (v: unknown) =>
+          JSON.stringify(v, (_k, x: unknown) =>
+            typeof x === 'object' && x !== null && !Array.isArray(x)
+              ? Object.fromEntries(Object.entries(x).sort(([k1], [k2]) => (k1 < k2 ? -1 : k1 > k2 ? 1 : 0)))
+              : x,
+          );
+        expect(sameJson(a, b)).toBe(canonical(a) === canonical(b));
       }),
     );
   });
