@@ -293,7 +293,7 @@ async function main(): Promise<void> {
         'CPU seconds during each timed phase:',
         cpu(`backfill (${seconds(b.elapsedMs)})`, b.cpuSeconds, backfill),
         cpu(`bare fetch (${seconds(bare.value.elapsedMs)})`, bareCpuSeconds, bare),
-        `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${b.io.postgresCommits} explicit commits), ` +
+        `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
         `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,
         `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod}.`,
