@@ -44,6 +44,8 @@ const { values: args } = parseArgs({
     'check-ins': { type: 'string' },
     full: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    /** V8 flags for the backfill child only (e.g. `--max-semi-space-size=2`), as a worker would be started. */
+    'worker-flags': { type: 'string', default: '' },
   },
 });
 const checkIns = args.full ? 1_000_000 : Number(args['check-ins'] ?? 200_000);
@@ -86,7 +88,10 @@ async function buildDist(): Promise<string> {
 }
 
 async function runBackfillChild(env: NodeJS.ProcessEnv, sim: SimulatorProcess, script: string) {
-  const execArgv = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : [];
+  const execArgv = [
+    ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : []),
+    ...(args['worker-flags'] ?? '').split(' ').filter((flag) => flag !== ''),
+  ];
   const { child } = await forkRpcChild<
     { backfill: (arg: null) => Promise<BackfillResult>; close: (arg: null) => Promise<void> },
     unknown
