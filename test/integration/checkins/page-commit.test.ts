@@ -91,3 +91,42 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
     expect(rejected).toEqual([{ record_id: 'not-a-uuid' }]);
   });
 });
+
+describe('a check-in page keeps the stale-write guard in its one statement', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('page_commit_stale');
+    await insertPlannedWindows(t.db, [window]);
+  });
+  afterAll(async () => t.drop());
+
+  it('an older read changes nothing, and a known end is never unset', async () => {
+    const [visit] = checkIns(1);
+    const ended = { ...visit!, endedAt: new Date('2024-05-01T19:30:00Z'), svcPayEnabled: true };
+    const older = new Date(seenAt.getTime() - 60_000);
+    const newer = new Date(seenAt.getTime() + 60_000);
+    const at = (when: Date, rows: CheckIn[]) =>
+      page(rows, { seenAt: when, checkpoint: { ...page(rows).checkpoint, now: when } });
+    const storedVisit = () =>
+      t.db
+        .selectFrom('rewards.check_ins')
+        .select(['ended_at', 'svc_pay_enabled', 'last_seen_at'])
+        .where('id', '=', visit!.id)
+        .executeTakeFirstOrThrow();
+
+    await commitCheckInPage(t.db, at(seenAt, [ended]));
+    await commitCheckInPage(t.db, at(older, [{ ...visit!, endedAt: null, svcPayEnabled: false }]));
+    expect(await storedVisit()).toEqual({
+      ended_at: ended.endedAt,
+      svc_pay_enabled: true,
+      last_seen_at: seenAt,
+    });
+
+    await commitCheckInPage(t.db, at(newer, [{ ...visit!, endedAt: null, svcPayEnabled: false }]));
+    expect(await storedVisit()).toEqual({
+      ended_at: ended.endedAt,
+      svc_pay_enabled: false,
+      last_seen_at: newer,
+    });
+  });
+});
