@@ -205,11 +205,13 @@ async function pageAttempts(deps: CheckinsDeps, window: Window, started: SyncWin
     requests += paged.requests;
     if (paged.split !== undefined) return { status: 'split', window, parts: paged.split, requests };
 
-    const tally = await windowWithCounts(db, rangeOf(window), clock.now());
+    const unrecordedStart = clock.now();
+    const tally = await windowWithCounts(db, rangeOf(window), unrecordedStart);
     if (tally === undefined) throw new Error(`window ${describe(window)} disappeared while paging`);
     ({ row } = tally);
     const { counts } = tally;
-    const attemptStart = row.attempt_started_at ?? clock.now();
+    // The same instant the counts were taken against.
+    const attemptStart = row.attempt_started_at ?? unrecordedStart;
     const accounted = counts.seenSince + row.rows_rejected;
     let apiTotal = row.first_total_count ?? -1;
     if (accounted !== apiTotal) {

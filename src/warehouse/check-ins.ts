@@ -72,6 +72,32 @@ export interface WindowCounts {
   ongoing: number;
 }
 
+/**
+ * The three counts of WindowCounts over live check-ins, in one scan (FILTER clauses). `since`
+ * is a value or an SQL expression (a column of an enclosing query); null counts none as seen.
+ */
+function liveCountSelections(since: Date | RawBuilder<Date> | null) {
+  return [
+    sql<string>`count(*)`.as('live_total'),
+    since === null
+      ? sql<string>`0`.as('live_seen_since')
+      : sql<string>`count(*) filter (where last_seen_at >= ${since})`.as('live_seen_since'),
+    sql<string>`count(*) filter (where ended_at is null)`.as('live_ongoing'),
+  ];
+}
+
+function windowCountsOf(row: {
+  live_total: string;
+  live_seen_since: string;
+  live_ongoing: string;
+}): WindowCounts {
+  return {
+    total: Number(row.live_total),
+    seenSince: Number(row.live_seen_since),
+    ongoing: Number(row.live_ongoing),
+  };
+}
+
 /** Live warehouse rows in [start, end): all of them, those seen since `since`, and ongoing visits. */
 export async function countWindowRows(
   db: Executor,
@@ -81,23 +107,17 @@ export async function countWindowRows(
 ): Promise<WindowCounts> {
   const row = await db
     .selectFrom('rewards.check_ins')
-    .select((eb) => [
-      eb.fn.countAll<string>().as('total'),
-      since === null
-        ? sql<string>`0`.as('seen_since')
-        : sql<string>`count(*) filter (where last_seen_at >= ${since})`.as('seen_since'),
-      sql<string>`count(*) filter (where ended_at is null)`.as('ongoing'),
-    ])
+    .select(liveCountSelections(since))
     .where('created_at', '>=', start)
     .where('created_at', '<', end)
     .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
-  return { total: Number(row.total), seenSince: Number(row.seen_since), ongoing: Number(row.ongoing) };
+  return windowCountsOf(row);
 }
 
 /**
- * A window's row and its live warehouse rows in one statement: all of them, those seen since
- * its attempt started (`attemptStart` if none is recorded), and ongoing visits.
+ * A window's row and the counts of `countWindowRows` in one statement, "seen" meaning since its
+ * attempt started (`attemptStart` if none is recorded).
  */
 export async function windowWithCounts(
   db: Executor,
@@ -106,38 +126,26 @@ export async function windowWithCounts(
 ): Promise<{ row: SyncWindow; counts: WindowCounts } | undefined> {
   const found = await db
     .selectFrom('rewards.sync_windows as w')
-    .selectAll('w')
-    .select((eb) => {
-      const live = () =>
+    .innerJoinLateral(
+      (eb) =>
         eb
           .selectFrom('rewards.check_ins as c')
+          .select(liveCountSelections(sql<Date>`coalesce(w.attempt_started_at, ${attemptStart})`))
           .whereRef('c.created_at', '>=', 'w.window_start')
           .whereRef('c.created_at', '<', 'w.window_end')
-          .where('c.deleted_at', 'is', null);
-      return [
-        live()
-          .select((c) => c.fn.countAll<string>().as('n'))
-          .as('live_total'),
-        live()
-          .select(sql<string>`count(*)`.as('n'))
-          .where(sql<boolean>`c.last_seen_at >= coalesce(w.attempt_started_at, ${attemptStart})`)
-          .as('live_seen_since'),
-        live()
-          .select(sql<string>`count(*)`.as('n'))
-          .where('c.ended_at', 'is', null)
-          .as('live_ongoing'),
-      ];
-    })
+          .where('c.deleted_at', 'is', null)
+          .as('n'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('w')
+    .select(['n.live_total', 'n.live_seen_since', 'n.live_ongoing'])
     .where('w.stream', '=', CHECKINS_STREAM)
     .where('w.window_start', '=', window.start)
     .where('w.window_end', '=', window.end)
     .executeTakeFirst();
   if (found === undefined) return undefined;
   const { live_total, live_seen_since, live_ongoing, ...row } = found;
-  return {
-    row,
-    counts: { total: Number(live_total), seenSince: Number(live_seen_since), ongoing: Number(live_ongoing) },
-  };
+  return { row, counts: windowCountsOf({ live_total, live_seen_since, live_ongoing }) };
 }
 
 /**

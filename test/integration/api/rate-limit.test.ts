@@ -163,8 +163,8 @@ describe('one rate limit shared by every process', () => {
       const log = h.sim.control.requests.list().filter((entry) => entry.path === '/v1/balance');
       expect(log.filter((entry) => entry.status === 429)).toHaveLength(0);
       // One request starts per slot, so any second holds at most rps + 1 starts (one late in its
-      // slot, then rps on time). The log has arrival times, which event-loop lag on a loaded
-      // machine can pull one slot closer; over three seconds that slack no longer adds up.
+      // slot, then rps on time). The log stamps a request when its answer is ready, which lag on
+      // a loaded machine can pull one slot closer; over three seconds that slack does not add up.
       expect(maxInWindow(log, 1000)).toBeLessThanOrEqual(rps + 2);
       expect(maxInWindow(log, 3000)).toBeLessThanOrEqual(3 * rps + 2);
       expect(counts.every((count) => count > 0)).toBe(true);

@@ -90,17 +90,8 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
     const rejected = await t.db.selectFrom('rewards.rejected_records').select('record_id').execute();
     expect(rejected).toEqual([{ record_id: 'not-a-uuid' }]);
   });
-});
 
-describe('a check-in page keeps the stale-write guard in its one statement', () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase('page_commit_stale');
-    await insertPlannedWindows(t.db, [window]);
-  });
-  afterAll(async () => t.drop());
-
-  it('an older read changes nothing, and a known end is never unset', async () => {
+  it('keeps the stale-write guard: an older read changes nothing, and a known end is never unset', async () => {
     const [visit] = checkIns(1);
     const ended = { ...visit!, endedAt: new Date('2024-05-01T19:30:00Z'), svcPayEnabled: true };
     const older = new Date(seenAt.getTime() - 60_000);
