@@ -1,5 +1,12 @@
+import { date, defined, num, str, type AdminRoute, type Body } from './admin-body.js';
+import { worldAdminRoutes } from './admin-world.js';
 import type { SimulatorControl } from './control.js';
-import { HOSTILE_VALUES, MALFORMED_INTENT_FIELDS, type FaultSettings } from './faults.js';
+import {
+  HOSTILE_MEMBER_PROFILES,
+  HOSTILE_VALUES,
+  MALFORMED_INTENT_FIELDS,
+  type FaultSettings,
+} from './faults.js';
 import type { SimResponse } from './http-types.js';
 import { IntentTransitionError } from './intents.js';
 import { jsonResponse } from './responses.js';
@@ -8,26 +15,6 @@ import { jsonResponse } from './responses.js';
  * The control surface over HTTP, under /_admin (outside /v1), behind `Authorization: Bearer <adminToken>`.
  * Bodies are JSON with the same camelCase names as the in-process SimulatorControl.
  */
-
-type Body = Record<string, unknown>;
-type AdminHandler = (body: Body, params: string[]) => unknown;
-
-const str = (body: Body, key: string): string | undefined =>
-  typeof body[key] === 'string' ? body[key] : undefined;
-const num = (body: Body, key: string, fallback: number): number =>
-  typeof body[key] === 'number' ? body[key] : fallback;
-const date = (body: Body, key: string): Date => {
-  const value = str(body, key);
-  const parsed = value === undefined ? NaN : Date.parse(value);
-  if (Number.isNaN(parsed)) throw new RangeError(`${key} must be an ISO 8601 timestamp`);
-  return new Date(parsed);
-};
-/** Drops undefined values so the result fits exactOptionalPropertyTypes. */
-type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
-  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
-};
-const defined = <T extends object>(value: T): Defined<T> =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Defined<T>;
 
 const FAULT_KEYS = [
   'rateLimitRps',
@@ -64,6 +51,8 @@ function faultPatch(body: Body): Partial<FaultSettings> {
   if (malformedIntents !== undefined) (patch as Partial<FaultSettings>).malformedIntents = malformedIntents;
   const hostileCheckIns = idMap(body, 'hostileCheckIns', HOSTILE_VALUES);
   if (hostileCheckIns !== undefined) (patch as Partial<FaultSettings>).hostileCheckIns = hostileCheckIns;
+  const hostileMembers = idMap(body, 'hostileMembers', HOSTILE_MEMBER_PROFILES);
+  if (hostileMembers !== undefined) (patch as Partial<FaultSettings>).hostileMembers = hostileMembers;
   return patch as Partial<FaultSettings>;
 }
 
@@ -85,8 +74,9 @@ function idMap<T extends string>(
   return byId;
 }
 
-function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][] {
+function adminRoutes(control: SimulatorControl): AdminRoute[] {
   return [
+    ...worldAdminRoutes(control),
     [
       'GET',
       /^\/state$/,
@@ -104,7 +94,11 @@ function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][
         },
       }),
     ],
-    ['GET', /^\/clock$/, () => ({ now: control.clock.now().toISOString() })],
+    [
+      'GET',
+      /^\/clock$/,
+      () => ({ now: control.clock.now().toISOString(), timeScale: control.clock.timeScale() }),
+    ],
     [
       'POST',
       /^\/clock$/,
@@ -113,7 +107,13 @@ function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][
         if (typeof body['advanceMs'] === 'number') control.clock.advance(body['advanceMs']);
         if (body['freeze'] === true) control.clock.freeze();
         if (body['freeze'] === false) control.clock.unfreeze();
-        return { now: control.clock.now().toISOString() };
+        if (body['timeScale'] !== undefined) {
+          const scale = body['timeScale'];
+          if (typeof scale !== 'number' || !(scale > 0 && scale <= 1_000_000))
+            throw new TypeError('timeScale must be a number above 0 and at most 1000000');
+          control.clock.setTimeScale(scale);
+        }
+        return { now: control.clock.now().toISOString(), timeScale: control.clock.timeScale() };
       },
     ],
     [
@@ -265,9 +265,15 @@ function adminRoutes(control: SimulatorControl): [string, RegExp, AdminHandler][
 export function createAdminHandler(
   control: SimulatorControl,
   adminToken: string,
-): (method: string, path: string, authorization: string | undefined, rawBody: string) => SimResponse {
+): (
+  method: string,
+  path: string,
+  authorization: string | undefined,
+  rawBody: string,
+  query: URLSearchParams,
+) => SimResponse {
   const routes = adminRoutes(control);
-  return (method, path, authorization, rawBody) => {
+  return (method, path, authorization, rawBody, query) => {
     if (authorization !== `Bearer ${adminToken}`) return jsonResponse(401, { error: 'admin token required' });
     let parsed: unknown;
     try {
@@ -282,7 +288,7 @@ export function createAdminHandler(
       const match = pattern.exec(path);
       if (!match || routeMethod !== method) continue;
       try {
-        return jsonResponse(200, handler(body, match.slice(1)) ?? { ok: true });
+        return jsonResponse(200, handler(body, match.slice(1), query) ?? { ok: true });
       } catch (error) {
         if (error instanceof IntentTransitionError)
           return jsonResponse(400, { error: error.code, message: error.message });

@@ -2,7 +2,19 @@ import type { SimContext } from './context.js';
 import { CHALLENGE_TYPES, thresholdFor } from './data/generate-challenges.js';
 import { imageAsset, slugify } from './data/generate-restaurants.js';
 import { challengeForm, locationReducedForm, restaurantEmbeddedForm } from './forms.js';
-import type { ChallengeType, LocationRecord, RestaurantRecord } from './world.js';
+import {
+  addChallengeRecord,
+  addLocationRecord,
+  addRestaurantRecord,
+  removeChallengeRecord,
+} from './world-index.js';
+import {
+  findLocation,
+  findRestaurant,
+  type ChallengeType,
+  type LocationRecord,
+  type RestaurantRecord,
+} from './world.js';
 
 /** Control of the discovery catalogue: restaurants, locations and challenges. */
 
@@ -56,13 +68,14 @@ export interface CatalogControl {
 export function createCatalogControl(ctx: SimContext): CatalogControl {
   const { world, clock } = ctx;
   const nowSeconds = (): number => Math.floor(clock.nowMs() / 1000) * 1000;
+  const { truth } = world;
   const restaurant = (id: string): RestaurantRecord => {
-    const r = world.restaurants.find((x) => x.id === id && !x.removed);
+    const r = findRestaurant(world, id);
     if (!r) throw new RangeError(`no restaurant ${id}`);
     return r;
   };
   const location = (id: string): LocationRecord => {
-    const l = world.locations.find((x) => x.id === id && !x.removed);
+    const l = findLocation(world, id);
     if (!l) throw new RangeError(`no location ${id}`);
     return l;
   };
@@ -79,7 +92,7 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         const id = ctx.runtimeIds.uuid();
         const name = input.name ?? `New Restaurant ${world.restaurants.length + 1}`;
         const at = nowSeconds();
-        world.restaurants.push({
+        addRestaurantRecord(world, {
           index: world.restaurants.length,
           id,
           name,
@@ -94,6 +107,7 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
           updatedAtMs: at,
           removed: false,
         });
+        truth.record('restaurant', id, clock.nowMs());
         return { id };
       },
       update: (id, patch) => {
@@ -104,11 +118,18 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         if (patch.cuisine !== undefined) r.cuisine = patch.cuisine;
         if (patch.instagramUrl !== undefined) r.instagramUrl = patch.instagramUrl;
         r.updatedAtMs = Math.max(r.updatedAtMs + 1000, nowSeconds());
+        truth.record('restaurant', id, clock.nowMs());
       },
       remove: (id) => {
         const r = restaurant(id);
+        const at = clock.nowMs();
         r.removed = true;
-        for (const l of world.locations) if (l.restaurantIndex === r.index) l.removed = true;
+        truth.record('restaurant', id, at);
+        for (const l of world.locations) {
+          if (l.restaurantIndex !== r.index || l.removed) continue;
+          l.removed = true;
+          truth.record('location', l.id, at);
+        }
       },
     },
     locations: {
@@ -124,7 +145,7 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         const id = ctx.runtimeIds.uuid();
         const name = input.name ?? `${r.name} ${hood.name}`;
         const at = clock.nowMs();
-        world.locations.push({
+        addLocationRecord(world, {
           index: world.locations.length,
           id,
           restaurantIndex: r.index,
@@ -152,6 +173,8 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
           updatedAtMs: at,
           removed: false,
         });
+        truth.record('location', id, at);
+        truth.record('location.open_hours', id, at);
         return { id };
       },
       update: (id, patch) => {
@@ -161,9 +184,11 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         if (patch.isClub !== undefined) l.isClub = patch.isClub;
         if (patch.phoneNumber !== undefined) l.phoneNumber = patch.phoneNumber;
         l.updatedAtMs = Math.max(l.updatedAtMs + 1, clock.nowMs());
+        truth.record('location', id, clock.nowMs());
       },
       remove: (id) => {
         location(id).removed = true;
+        truth.record('location', id, clock.nowMs());
       },
     },
     challenges: {
@@ -180,7 +205,7 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
           .map((l) => l.id);
         const id = ctx.runtimeIds.uuid();
         const at = clock.nowMs();
-        world.challenges.push({
+        addChallengeRecord(world, {
           id,
           restaurantId,
           locationIds: input.locationIds ?? null,
@@ -197,6 +222,7 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
           createdAtMs: at,
           updatedAtMs: at,
         });
+        truth.record('restaurant.challenges', r.id, at);
         return { id };
       },
       update: (id, patch) => {
@@ -206,11 +232,12 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         if (patch.tokenReward !== undefined) c.tokenReward = { ...c.tokenReward, value: patch.tokenReward };
         if (patch.locationIds !== undefined) c.locationIds = patch.locationIds;
         c.updatedAtMs = Math.max(c.updatedAtMs + 1, clock.nowMs());
+        truth.record('restaurant.challenges', c.restaurantId, clock.nowMs());
       },
       remove: (id) => {
-        const at = world.challenges.findIndex((c) => c.id === id);
-        if (at < 0) throw new RangeError(`no challenge ${id}`);
-        world.challenges.splice(at, 1);
+        const removed = removeChallengeRecord(world, id);
+        if (!removed) throw new RangeError(`no challenge ${id}`);
+        truth.record('restaurant.challenges', removed.restaurantId, clock.nowMs());
       },
     },
   };

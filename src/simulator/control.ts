@@ -14,7 +14,8 @@ import type { LiveMode } from './live-mode.js';
 import type { RequestLog, RequestLogEntry } from './request-log.js';
 import { addCheckIn, endOngoingVisits } from './world-ops.js';
 import { addMember } from './data/generate-members.js';
-import type { IntentRecord, MemberRecord } from './world.js';
+import type { WorldControl } from './control-world.js';
+import { findLocation, findMember, type IntentRecord, type MemberRecord } from './world.js';
 
 export interface PaymentIntentJson {
   id: string;
@@ -42,6 +43,11 @@ export interface MemberInfo {
 }
 
 /** Everything a test, the demo or the admin HTTP surface can do to the running simulator. */
+export interface MemberGrant {
+  memberId: string;
+  refreshToken: string;
+}
+
 export interface SimulatorControl extends CatalogControl {
   clock: {
     now(): Date;
@@ -49,7 +55,12 @@ export interface SimulatorControl extends CatalogControl {
     advance(ms: number): void;
     freeze(): void;
     unfreeze(): void;
+    /** Simulated milliseconds per real millisecond (1440: a day a minute); the reading stays continuous. */
+    setTimeScale(scale: number): void;
+    timeScale(): number;
   };
+  /** The world's size, its change model, explicit advances of simulated time, and the truth log. */
+  world: WorldControl;
   checkIns: {
     count(): number;
     ongoingCount(): number;
@@ -71,6 +82,11 @@ export interface SimulatorControl extends CatalogControl {
     endVisits(memberId: string): number;
     /** Renames the tier of the member's active status (a newline is allowed, as in the real API). */
     setTier(memberId: string, tier: string): void;
+    /**
+     * A fresh refresh token (every member scope) for each of the given members, or the first `count`,
+     * or every member: what `members import` takes, one grant per connected member.
+     */
+    issueRefreshTokens(options?: { memberIds?: string[]; count?: number }): MemberGrant[];
   };
   app: { merchantId: string; walletId: string; balance(): string };
   intents: {
@@ -97,15 +113,21 @@ export interface SimulatorControl extends CatalogControl {
   live: { tick(): { arrived: number; ended: number } };
 }
 
-export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode): SimulatorControl {
+export function createControl(
+  ctx: SimContext,
+  log: RequestLog,
+  live: LiveMode,
+  worldControl: WorldControl,
+): SimulatorControl {
   const { world, clock, credentials } = ctx;
+  const { truth } = world;
   const defaultMember = world.members[0];
   if (!defaultMember) throw new Error('the world has no members');
   const allMemberScopes = world.app.allowedScopes;
 
   const locationIndexOf = (locationId: string | undefined): (() => number) => {
     if (locationId !== undefined) {
-      const l = world.locations.find((x) => x.id === locationId && !x.removed);
+      const l = findLocation(world, locationId);
       if (!l) throw new RangeError(`no location ${locationId}`);
       return () => l.index;
     }
@@ -114,7 +136,7 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
     return () => live[next++ % live.length]?.index ?? 0;
   };
   const member = (id: string): MemberRecord => {
-    const found = world.members.find((m) => m.id === id.toLowerCase());
+    const found = findMember(world, id.toLowerCase());
     if (!found) throw new RangeError(`no member ${id}`);
     return found;
   };
@@ -134,7 +156,10 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
       advance: (ms) => clock.advance(ms),
       freeze: () => clock.freeze(),
       unfreeze: () => clock.unfreeze(),
+      setTimeScale: (scale) => clock.setTimeScale(scale),
+      timeScale: () => clock.timeScale(),
     },
+    world: worldControl,
     checkIns: {
       count: () => world.checkIns.count,
       ongoingCount: () => world.ongoing.size,
@@ -178,6 +203,8 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
           endedAtMs: options.ongoing === false ? now + 1_000 : null,
         };
         m.checkIns.unshift(visit);
+        truth.record('member.visits', m.id, now);
+        truth.record('member.memberships', m.id, now);
         return visit.id;
       },
       endVisits: (memberId) => {
@@ -188,13 +215,25 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
           visit.endedAtMs = Math.max(clock.nowMs(), visit.createdAtMs + 1_000);
           ended++;
         }
+        if (ended > 0) truth.record('member.visits', m.id, clock.nowMs());
         return ended;
       },
       setTier: (memberId, tier) => {
-        const active = member(memberId).statuses.find((s) => s.state === 'active');
+        const m = member(memberId);
+        const active = m.statuses.find((s) => s.state === 'active');
         if (!active) throw new RangeError(`member ${memberId} has no active status`);
         active.tier = tier;
         active.updatedAtMs = clock.nowMs();
+        truth.record('member.status', m.id, clock.nowMs());
+      },
+      issueRefreshTokens: (options = {}) => {
+        const chosen =
+          options.memberIds?.map((id) => member(id)) ??
+          world.members.slice(0, options.count ?? world.members.length);
+        return chosen.map((m) => ({
+          memberId: m.id,
+          refreshToken: credentials.mintRefreshToken(m.id, world.app.clientId, allMemberScopes),
+        }));
       },
     },
     app: {
@@ -207,9 +246,9 @@ export function createControl(ctx: SimContext, log: RequestLog, live: LiveMode):
       get: (id) => view(intent(id)),
       list: () => [...world.intents.values()].reverse().map(view),
       pay: (id) => view(confirmIntent(world, intent(id), clock.nowMs())),
-      cancel: (id) => view(cancelIntent(intent(id), clock.nowMs())),
+      cancel: (id) => view(cancelIntent(world, intent(id), clock.nowMs())),
       refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
-      expire: (id) => view(expireIntent(intent(id), clock.nowMs())),
+      expire: (id) => view(expireIntent(world, intent(id), clock.nowMs())),
     },
     credentials: {
       mintApiKey: (scopes) => credentials.mintApiKey(scopes),

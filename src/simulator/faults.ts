@@ -35,6 +35,8 @@ export interface FaultSettings {
   hostileCheckIns: Record<string, HostileValue>;
   /** Payment intent ids (lower case) whose full form (`GET /payment_intents/{id}`) fails validation. */
   malformedIntents: Record<string, MalformedIntentField>;
+  /** Member ids (lower case) whose profile (`GET /users/me`) carries values the spec does not list. */
+  hostileMembers: Record<string, HostileMemberProfile>;
 }
 
 /**
@@ -53,6 +55,13 @@ export type MalformedIntentField = (typeof MALFORMED_INTENT_FIELDS)[number];
 export const HOSTILE_VALUES = ['nul', 'lone-surrogate', 'year-0000', 'int-overflow', 'deep-json'] as const;
 export type HostileValue = (typeof HOSTILE_VALUES)[number];
 
+/**
+ * `unlisted-account-status`: `account_status` is `"closed"`, a value the spec does not list.
+ * `numeric-pii`: `zipcode` and `phone_number` are JSON numbers (10014, 5551234567), not strings.
+ */
+export const HOSTILE_MEMBER_PROFILES = ['unlisted-account-status', 'numeric-pii'] as const;
+export type HostileMemberProfile = (typeof HOSTILE_MEMBER_PROFILES)[number];
+
 export const NO_FAULTS: FaultSettings = {
   rateLimitRps: null,
   serverErrorRate: 0,
@@ -67,6 +76,7 @@ export const NO_FAULTS: FaultSettings = {
   emptyFeedNext: 0,
   hostileCheckIns: {},
   malformedIntents: {},
+  hostileMembers: {},
 };
 
 interface Bucket {
@@ -160,6 +170,10 @@ export class FaultInjector {
 
   malformedIntent(id: string): MalformedIntentField | undefined {
     return this.settings.malformedIntents[id];
+  }
+
+  hostileMember(id: string): HostileMemberProfile | undefined {
+    return this.settings.hostileMembers[id];
   }
 
   takePageShift(): number {

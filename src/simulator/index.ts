@@ -1,132 +1,77 @@
 import type { AddressInfo } from 'node:net';
-import { createAdminHandler } from './admin.js';
-import { createSimulatorClock, type ClockSource, type SimulatorClock } from './clock.js';
-import type { SimContext } from './context.js';
-import { createControl, type SimulatorControl } from './control.js';
-import { API_KEY_SCOPES, CredentialStore } from './credentials.js';
-import { generateWorld } from './data/generate-world.js';
-import { FaultInjector } from './faults.js';
-import { createLiveMode } from './live-mode.js';
-import { createPrng } from './prng.js';
-import { RequestLog } from './request-log.js';
-import { challengeRoutes } from './routes/challenges.js';
-import { checkInRoutes } from './routes/check-ins.js';
-import { discoveryRoutes } from './routes/discovery.js';
-import { memberRoutes } from './routes/members.js';
-import { oauthRoutes } from './routes/oauth.js';
-import { paymentRoutes } from './routes/payments.js';
 import { createSimulatorServer } from './server.js';
+import {
+  createSimulatorHost,
+  type InProcessResponse,
+  type SimulatorCredentials,
+  type SimulatorOptions,
+} from './simulator.js';
+import type { SimulatorControl } from './control.js';
+import type { IncomingSimRequest } from './request-handler.js';
 
-export type { SimulatorControl, PaymentIntentJson, MemberInfo } from './control.js';
+export type { SimulatorControl, PaymentIntentJson, MemberInfo, MemberGrant } from './control.js';
+export type { WorldControl, WorldInfo, WorldReset, AdvanceResult } from './control-world.js';
 export type { FaultSettings } from './faults.js';
 export type { RequestLogEntry } from './request-log.js';
 export type { QueryStats } from './context.js';
 export type { ClockSource, SimulatorClock } from './clock.js';
+export type { IncomingSimRequest } from './request-handler.js';
+export type { TruthKind, TruthChange, TruthReader } from './truth-log.js';
+export type { ChangeSettings, MemberActivityClass } from './changes/change-settings.js';
+export type { WorldSize } from './world-size.js';
+export type { Simulator, SimulatorOptions, SimulatorCredentials, InProcessResponse } from './simulator.js';
 export { createSimulatorClock } from './clock.js';
-
-export interface SimulatorOptions {
-  port?: number;
-  host?: string;
-  seed?: number;
-  /** Number of generated venue-feed check-ins. Default 20,000. */
-  checkIns?: number;
-  /** End of the generated period; default the clock's now. Same seed + anchor => same data. */
-  anchor?: Date;
-  /** Length of the generated period. Default 30. */
-  days?: number;
-  live?: boolean;
-  /** Time source under the simulator clock (default real time); the clock stays settable on top. */
-  clock?: ClockSource;
-}
-
-export interface SimulatorCredentials {
-  /** `read:checkins`, `read:restaurant_challenges` and `read:balance`. */
-  apiKey: string;
-  apiKeyNoScopes: string;
-  clientId: string;
-  clientSecret: string;
-  redirectUri: string;
-  /** A valid refresh token for the default member with every read:* member scope. */
-  refreshToken: string;
-  merchantId: string;
-  appWalletId: string;
-  adminToken: string;
-}
+export { createSimulator } from './simulator.js';
+export { TRUTH_KINDS } from './truth-log.js';
+export { DEFAULT_CHANGE_SETTINGS } from './changes/change-settings.js';
+export { DEFAULT_WORLD_SIZE, PRODUCTION_WORLD_SIZE } from './world-size.js';
+export { worldOptionsFromFlags } from './simulator-flags.js';
 
 export interface RunningSimulator {
   baseUrl: string;
   credentials: SimulatorCredentials;
   control: SimulatorControl;
+  /** Answers a request in-process, without the socket (same handling as over HTTP). */
+  handle(request: IncomingSimRequest): Promise<InProcessResponse>;
   close(): Promise<void>;
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const seed = options.seed ?? 42;
-  const clock: SimulatorClock = createSimulatorClock(options.clock);
-  const anchorMs = options.anchor?.getTime() ?? Math.floor(clock.nowMs() / 1000) * 1000;
-  const days = options.days ?? 30;
-  const checkInCount = options.checkIns ?? 20_000;
-  const world = generateWorld({ seed, anchorMs, days, checkIns: checkInCount });
-  const credentials = new CredentialStore(seed, clock);
-  const startedAt = performance.now();
-  const ctx: SimContext = {
-    world,
-    clock,
-    credentials,
-    faults: new FaultInjector(seed, () => performance.now() - startedAt),
-    stats: { last: null },
-    runtimeIds: createPrng(seed, 'runtime'),
-  };
-  const apiKey = credentials.mintApiKey(API_KEY_SCOPES);
-  const apiKeyNoScopes = credentials.mintApiKey([]);
-  const defaultMember = world.members[0];
-  if (!defaultMember) throw new Error('no default member generated');
-  const refreshToken = credentials.mintRefreshToken(
-    defaultMember.id,
-    world.app.clientId,
-    world.app.allowedScopes,
-  );
-  const log = new RequestLog();
-  const live = createLiveMode(ctx, checkInCount / days);
-  const control = createControl(ctx, log, live);
-  const routes = [
-    ...discoveryRoutes(ctx),
-    ...checkInRoutes(ctx),
-    ...memberRoutes(ctx),
-    ...paymentRoutes(ctx),
-    ...challengeRoutes(ctx),
-    ...oauthRoutes(ctx),
-  ];
-  const server = createSimulatorServer(ctx, routes, log, createAdminHandler(control, credentials.adminToken));
-  const host = options.host ?? '127.0.0.1';
+  const host = createSimulatorHost(options);
+  const server = createSimulatorServer((request) => host.handleRaw(request));
+  const listenHost = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    server.listen(options.port ?? 0, listenHost, () => resolve());
   });
-  if (options.live) live.start(1000);
+  if (options.live) host.startLive();
   const { port } = server.address() as AddressInfo;
+  const sim = host.simulator;
   return {
-    baseUrl: `http://${host}:${port}/v1`,
-    credentials: {
-      apiKey,
-      apiKeyNoScopes,
-      clientId: world.app.clientId,
-      clientSecret: world.app.clientSecret,
-      redirectUri: world.app.redirectUris[0] ?? '',
-      refreshToken,
-      merchantId: world.app.merchantId,
-      appWalletId: world.app.wallet.id,
-      adminToken: credentials.adminToken,
-    },
-    control,
+    baseUrl: `http://${listenHost}:${port}/v1`,
+    credentials: sim.credentials,
+    control: sim.control,
+    handle: (request) => sim.handle(request),
     close: async () => {
-      live.stop();
+      sim.close();
       server.closeAllConnections();
       await new Promise<void>((resolve, reject) =>
         server.close((error) => (error ? reject(error) : resolve())),
       );
     },
   };
+}
+
+function worldLine(sim: RunningSimulator): string {
+  const info = sim.control.world.info();
+  const { size } = info;
+  const n = (value: number): string => value.toLocaleString('en-US');
+  const changing = info.changes ? `changing by itself, time ×${info.timeScale}` : 'static';
+  return [
+    `  world           ${n(size.restaurants)} restaurants, ${n(size.locations)} locations, ${n(size.challenges)} challenges,`,
+    `                  ${n(size.members)} members, ${n(size.openIntents)} open intents, ${n(size.checkIns)} check-ins; ${changing}`,
+    `                  members' refresh tokens: POST /_admin/members/refresh_tokens`,
+  ].join('\n');
 }
 
 /** What `rewards-etl simulator` prints. These are simulator-only test credentials, shown on purpose. */
@@ -144,6 +89,7 @@ export function formatSimulatorBanner(sim: RunningSimulator): string {
     `  merchant id     ${c.merchantId}`,
     `  app wallet      ${c.appWalletId}`,
     `  admin           ${adminUrl}  (Authorization: Bearer ${c.adminToken})`,
+    worldLine(sim),
     '',
     'Environment for rewards-etl:',
     `SVC_API_BASE_URL=${sim.baseUrl}`,

@@ -1,5 +1,6 @@
 import { intentStatus } from './forms.js';
 import type { Prng } from './prng.js';
+import { addIntentRecord } from './world-index.js';
 import { findWallet, type IntentRecord, type World } from './world.js';
 
 /** Payment-intent transitions (spec: States and transitions), shared by the API routes and the control. */
@@ -50,8 +51,24 @@ export function createIntent(world: World, rng: Prng, nowMs: number, input: Crea
     updatedAtMs: nowMs,
     idempotencyKey: input.idempotencyKey ?? null,
   };
-  world.intents.set(intent.id, intent);
+  addIntentRecord(world, intent);
+  world.truth.record('intent', intent.id, nowMs);
+  scheduleExpiryTruth(world, intent);
   return intent;
+}
+
+/**
+ * Status is derived at read time, so a pending intent turns `canceled` the moment its expires_at
+ * passes with nothing written: the timeline logs that moment in the truth, if it still applies then.
+ */
+export function scheduleExpiryTruth(world: World, intent: IntentRecord): void {
+  const expiresAtMs = intent.expiresAtMs;
+  if (expiresAtMs === null || expiresAtMs <= world.timeline.appliedUntilMs()) return;
+  if (intent.paidAtMs !== null || intent.canceledAtMs !== null) return;
+  world.timeline.schedule(expiresAtMs, (atMs) => {
+    if (intent.expiresAtMs === atMs && intent.paidAtMs === null && intent.canceledAtMs === null)
+      world.truth.record('intent', intent.id, atMs);
+  });
 }
 
 export function confirmIntent(world: World, intent: IntentRecord, nowMs: number): IntentRecord {
@@ -63,16 +80,17 @@ export function confirmIntent(world: World, intent: IntentRecord, nowMs: number)
   const payer = findWallet(world, intent.payerWalletId);
   if (!payer || payer.balance < intent.amount)
     throw new IntentTransitionError('payment0030', 'Insufficient tokens in the spending wallet.');
+  // The wallet record (id, type, address) does not change with its balance: wallets are provisioned once.
   payer.balance -= intent.amount;
-  payer.updatedAtMs = nowMs;
   world.app.wallet.balance += intent.amount;
   intent.paidAtMs = nowMs;
   intent.updatedAtMs = nowMs;
+  world.truth.record('intent', intent.id, nowMs);
   return intent;
 }
 
 /** Repeated cancel of a canceled intent returns it unchanged (no side effects). */
-export function cancelIntent(intent: IntentRecord, nowMs: number): IntentRecord {
+export function cancelIntent(world: World, intent: IntentRecord, nowMs: number): IntentRecord {
   const status = intentStatus(intent, nowMs);
   if (status === 'canceled') return intent;
   if (status !== 'pending')
@@ -82,6 +100,7 @@ export function cancelIntent(intent: IntentRecord, nowMs: number): IntentRecord 
     );
   intent.canceledAtMs = nowMs;
   intent.updatedAtMs = nowMs;
+  world.truth.record('intent', intent.id, nowMs);
   return intent;
 }
 
@@ -90,21 +109,20 @@ export function refundIntent(world: World, intent: IntentRecord, nowMs: number):
   if (intentStatus(intent, nowMs) !== 'paid')
     throw new IntentTransitionError('paymentIntent0003', 'Only a paid payment intent can be refunded.');
   const payer = findWallet(world, intent.payerWalletId);
-  if (payer) {
-    payer.balance += intent.amount;
-    payer.updatedAtMs = nowMs;
-  }
+  if (payer) payer.balance += intent.amount;
   world.app.wallet.balance -= intent.amount;
   intent.refundedAtMs = nowMs;
   intent.updatedAtMs = nowMs;
+  world.truth.record('intent', intent.id, nowMs);
   return intent;
 }
 
 /** Moves expires_at to now, so a pending intent reads as canceled from now on. */
-export function expireIntent(intent: IntentRecord, nowMs: number): IntentRecord {
+export function expireIntent(world: World, intent: IntentRecord, nowMs: number): IntentRecord {
   if (intentStatus(intent, nowMs) !== 'pending')
     throw new IntentTransitionError('paymentIntent0003', 'Only a pending payment intent can expire.');
   intent.expiresAtMs = nowMs;
   intent.updatedAtMs = nowMs;
+  world.truth.record('intent', intent.id, nowMs);
   return intent;
 }

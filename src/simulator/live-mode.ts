@@ -1,3 +1,4 @@
+import type { ChangeModel } from './changes/change-model.js';
 import type { SimContext } from './context.js';
 import { utcOffsetMinutes, visitIntensity } from './data/rhythm.js';
 import { createPrng } from './prng.js';
@@ -13,7 +14,11 @@ export interface LiveMode {
   stop(): void;
 }
 
-export function createLiveMode(ctx: SimContext, checkInsPerDay: number): LiveMode {
+/**
+ * Without the change model: arrivals sampled per tick. With it, the model's feed process owns
+ * arrivals and ends, and a tick only applies what is due (plus ends check-ins added by the control).
+ */
+export function createLiveMode(ctx: SimContext, checkInsPerDay: number, model: ChangeModel | null): LiveMode {
   const { world, clock } = ctx;
   const rng = createPrng(world.seed, 'live');
   const offsets = world.locations.map((l) => utcOffsetMinutes(l.timeZone, world.anchorMs));
@@ -22,7 +27,20 @@ export function createLiveMode(ctx: SimContext, checkInsPerDay: number): LiveMod
   let lastMs = clock.nowMs();
   let timer: NodeJS.Timeout | null = null;
 
+  const modelTick = (model: ChangeModel): { arrived: number; ended: number } => {
+    const before = model.counters();
+    const now = clock.nowMs();
+    world.timeline.runUntil(now);
+    const manual = endOngoingVisits(world, now, true);
+    const after = model.counters();
+    return {
+      arrived: after.feedArrived - before.feedArrived,
+      ended: after.feedEnded - before.feedEnded + manual,
+    };
+  };
+
   const tick = (): { arrived: number; ended: number } => {
+    if (model) return modelTick(model);
     const now = clock.nowMs();
     if (now <= lastMs) {
       lastMs = Math.min(lastMs, now);

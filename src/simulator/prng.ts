@@ -39,10 +39,10 @@ export function createPrng(seed: number, stream = ''): Prng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (maxExclusive: number): number => Math.floor(next() * maxExclusive);
-  const word = (): string =>
-    Math.floor(next() * 4294967296)
-      .toString(16)
-      .padStart(8, '0');
+  // Ids are drawn by the hundred thousand at production size: built from character codes in one
+  // allocation each, with the same draws and the same text as four zero-padded hex words would give.
+  const hex = new Array<number>(32);
+  const uuid = new Array<number>(36);
   return {
     next,
     int,
@@ -54,14 +54,38 @@ export function createPrng(seed: number, stream = ''): Prng {
     },
     chance: (probability) => next() < probability,
     uuid: () => {
-      const hex = word() + word() + word() + word();
-      const variant = '89ab'[int(4)] ?? '8';
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+      for (let w = 0; w < 4; w++) {
+        const word = Math.floor(next() * 4294967296);
+        for (let d = 0; d < 8; d++) hex[w * 8 + d] = HEX_CODES[(word >>> (28 - 4 * d)) & 15] ?? 48;
+      }
+      const variant = VARIANT_CODES[int(4)] ?? 56;
+      // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx from hex[0..8], [8..12], [13..16], [17..20], [20..32]
+      let at = 0;
+      const copy = (from: number, to: number): void => {
+        for (let i = from; i < to; i++) uuid[at++] = hex[i] ?? 48;
+      };
+      copy(0, 8);
+      uuid[at++] = DASH;
+      copy(8, 12);
+      uuid[at++] = DASH;
+      uuid[at++] = FOUR;
+      copy(13, 16);
+      uuid[at++] = DASH;
+      uuid[at++] = variant;
+      copy(17, 20);
+      uuid[at++] = DASH;
+      copy(20, 32);
+      return String.fromCharCode(...uuid);
     },
     alphanumeric: (length) => {
-      let out = '';
-      for (let i = 0; i < length; i++) out += ALPHANUMERIC[int(ALPHANUMERIC.length)] ?? 'x';
-      return out;
+      const codes = new Array<number>(length);
+      for (let i = 0; i < length; i++) codes[i] = ALPHANUMERIC.charCodeAt(int(ALPHANUMERIC.length));
+      return String.fromCharCode(...codes);
     },
   };
 }
+
+const HEX_CODES = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
+const VARIANT_CODES = [...'89ab'].map((c) => c.charCodeAt(0));
+const DASH = '-'.charCodeAt(0);
+const FOUR = '4'.charCodeAt(0);

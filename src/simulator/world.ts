@@ -1,5 +1,8 @@
 import type { CheckInIdCodec } from './check-in-ids.js';
 import type { CheckInStore } from './check-in-store.js';
+import type { Timeline } from './timeline.js';
+import type { TruthLog } from './truth-log.js';
+import type { WorldIndex } from './world-index.js';
 
 /** In-memory records of the simulated partner. Timestamps are epoch milliseconds. */
 
@@ -150,6 +153,8 @@ export interface MemberRecord {
   statuses: StatusRecord[];
   /** Newest first. */
   checkIns: MemberCheckIn[];
+  /** Location indexes where most of the member's visits happen (simulator-only, never served). */
+  favouriteLocations: number[];
 }
 
 export interface IntentRecord {
@@ -194,20 +199,34 @@ export interface World {
   checkInIds: CheckInIdCodec;
   /** seqs of visits with ended_at null. */
   ongoing: Set<number>;
+  /** Lookups by id; records are added and removed through world-index.ts so it stays in step. */
+  index: WorldIndex;
+  /** When each record last changed: every mutation records itself here. */
+  truth: TruthLog;
+  /** Changes due at a known simulated time; applied when the clock reaches them. */
+  timeline: Timeline;
 }
 
+/** A restaurant still listed (not removed). */
 export function findRestaurant(world: World, id: string): RestaurantRecord | undefined {
-  return world.restaurants.find((r) => r.id === id && !r.removed);
+  const restaurant = world.index.restaurantById.get(id);
+  return restaurant && !restaurant.removed ? restaurant : undefined;
 }
 
+/** A location still served (not removed). */
 export function findLocation(world: World, id: string): LocationRecord | undefined {
-  return world.locations.find((l) => l.id === id && !l.removed);
+  const location = world.index.locationById.get(id);
+  return location && !location.removed ? location : undefined;
+}
+
+export function findMember(world: World, id: string): MemberRecord | undefined {
+  return world.index.memberById.get(id);
 }
 
 export function findWallet(world: World, walletId: string): WalletRecord | undefined {
-  for (const member of world.members) {
-    const wallet = member.wallets.find((w) => w.id === walletId);
-    if (wallet) return wallet;
-  }
-  return undefined;
+  return world.index.walletById.get(walletId)?.wallet;
+}
+
+export function walletOwner(world: World, walletId: string): MemberRecord | undefined {
+  return world.index.walletById.get(walletId)?.owner;
 }

@@ -54,6 +54,17 @@ describe('member routes', () => {
     expect(tiers.some((t) => t.includes('\n'))).toBe(true);
   });
 
+  test('users/me/status: level is an integer from 1 to 7 for every member', async () => {
+    for (const member of sim.control.members.list()) {
+      const token = await sim.control.credentials.accessToken({ memberId: member.id });
+      const res = await me('/status', token);
+      if (res.status === 404) continue; // no active status record
+      expect(Number.isInteger(res.json.level)).toBe(true);
+      expect(res.json.level).toBeGreaterThanOrEqual(1);
+      expect(res.json.level).toBeLessThanOrEqual(7);
+    }
+  });
+
   test('users/me/status: 404 resource_not_found when the member has no active status', async () => {
     const member = sim.control.members.list().find((m) => !m.hasActiveStatus)!;
     const res = await me('/status', await sim.control.credentials.accessToken({ memberId: member.id }));

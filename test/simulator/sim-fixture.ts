@@ -111,3 +111,27 @@ export async function authorize(sim: RunningSimulator, params: Record<string, st
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** The same call as `call`, answered in-process (no socket): what a discrete-event bench does. */
+export async function callIn(
+  sim: Pick<RunningSimulator, 'handle'>,
+  path: string,
+  options: Omit<CallOptions, 'userAgent'> = {},
+): Promise<{ status: number; headers: Record<string, string>; text: string; json: any }> {
+  const headers: Record<string, string> = { 'user-agent': 'rewards-etl-tests/1.0', ...options.headers };
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  if (options.bearer !== undefined) headers['authorization'] = `Bearer ${options.bearer}`;
+  const answer = await sim.handle({
+    method: options.method ?? 'GET',
+    url: path.startsWith('/_admin') ? path : `/v1${path}`,
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  let json: unknown;
+  try {
+    json = answer.body === '' ? undefined : JSON.parse(answer.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: answer.status, headers: answer.headers, text: answer.body, json };
+}

@@ -29,12 +29,23 @@ export function generateChallenges(
   anchorMs: number,
   restaurants: RestaurantRecord[],
   locations: LocationRecord[],
+  /** Total challenges, spread evenly over restaurants; null keeps the fixture's 2–4 per restaurant. */
+  total: number | null = null,
 ): ChallengeRecord[] {
   const rng = createPrng(seed, 'challenges');
   const challenges: ChallengeRecord[] = [];
+  const locationIdsOf = new Map<number, string[]>();
+  for (const l of locations) {
+    const own = locationIdsOf.get(l.restaurantIndex) ?? [];
+    own.push(l.id);
+    locationIdsOf.set(l.restaurantIndex, own);
+  }
+  const n = restaurants.length;
   for (const restaurant of restaurants) {
-    const own = locations.filter((l) => l.restaurantIndex === restaurant.index).map((l) => l.id);
-    const count = rng.between(2, 4);
+    const own = locationIdsOf.get(restaurant.index) ?? [];
+    const r = restaurant.index;
+    const count =
+      total === null ? rng.between(2, 4) : Math.floor(((r + 1) * total) / n) - Math.floor((r * total) / n);
     for (let i = 0; i < count; i++) {
       // Every restaurant's first four challenges cycle through all types, so each type exists everywhere.
       const type = CHALLENGE_TYPES[i % CHALLENGE_TYPES.length] ?? 'DINES';

@@ -1,19 +1,20 @@
 import { createPrng, type Prng } from '../prng.js';
+import { addMemberRecord } from '../world-index.js';
 import type {
   AppRecord,
-  IntentRecord,
   LocationRecord,
   MemberCheckIn,
   MemberRecord,
   StatusRecord,
   WalletRecord,
+  World,
 } from '../world.js';
 import { FIRST_NAMES, LAST_NAMES } from './catalog.js';
 
 const DAY_MS = 86_400_000;
 const TOKEN = 10n ** 18n;
 
-function wallet(
+export function wallet(
   rng: Prng,
   ownerId: string,
   type: WalletRecord['type'],
@@ -31,21 +32,39 @@ function wallet(
   };
 }
 
-function status(rng: Prng, anchorMs: number, state: StatusRecord['state'], level: number): StatusRecord {
+/** Shared by every status record (never changed in place). */
+const BENEFITS = [
+  { title: 'Priority seating', description: 'Skip the line at partner venues.' },
+  { title: 'Bonus tokens', description: 'Earn extra tokens on every visit.' },
+];
+
+/** What a status level shows: tier string (it can carry a newline), track and token multiplier. */
+export function levelTraits(level: number): Pick<StatusRecord, 'tier' | 'track' | 'tokenMultiplier'> {
+  return {
+    tier: level >= 5 ? 'Gold\nInsider' : 'Silver',
+    track: level >= 6 ? 'pro' : 'regular',
+    tokenMultiplier: level >= 6 ? 3 : level >= 3 ? 2 : 1,
+  };
+}
+
+export function status(
+  rng: Prng,
+  anchorMs: number,
+  state: StatusRecord['state'],
+  level: number,
+): StatusRecord {
   const year = new Date(anchorMs).getUTCFullYear();
   const startedAtMs = anchorMs - rng.between(10, 200) * DAY_MS;
+  const traits = levelTraits(level);
   return {
     id: rng.uuid(),
     // The real tier string can carry a newline; clients must not assume one line.
-    tier: level >= 5 ? 'Gold\nInsider' : 'Silver',
+    tier: traits.tier,
     level,
-    track: level >= 6 ? 'pro' : 'regular',
-    tokenMultiplier: level >= 6 ? 3 : level >= 3 ? 2 : 1,
+    track: traits.track,
+    tokenMultiplier: traits.tokenMultiplier,
     state,
-    benefits: [
-      { title: 'Priority seating', description: 'Skip the line at partner venues.' },
-      { title: 'Bonus tokens', description: 'Earn extra tokens on every visit.' },
-    ],
+    benefits: BENEFITS,
     progress: {
       checkIns: rng.between(0, 40),
       checkInThreshold: 50,
@@ -67,7 +86,7 @@ function memberCheckIns(
   anchorMs: number,
   locations: LocationRecord[],
   count: number,
-): MemberCheckIn[] {
+): { visits: MemberCheckIn[]; favourites: number[] } {
   const favourites = [rng.pick(locations), rng.pick(locations), rng.pick(locations)];
   const visits: MemberCheckIn[] = [];
   for (let i = 0; i < count; i++) {
@@ -87,7 +106,7 @@ function memberCheckIns(
     newest.createdAtMs = anchorMs - 20 * 60_000; // the member is dining right now
     newest.endedAtMs = null;
   }
-  return visits;
+  return { visits, favourites: favourites.map((l) => l.index) };
 }
 
 /**
@@ -103,7 +122,7 @@ export function generateMembers(seed: number, anchorMs: number, locations: Locat
     const last = rng.pick(LAST_NAMES);
     const createdAtMs = anchorMs - rng.between(100, 700) * DAY_MS;
     const spending = i === 1 ? 5n : BigInt(rng.between(5_000, 20_000)) * TOKEN;
-    members.push({
+    const member: Omit<MemberRecord, 'checkIns' | 'favouriteLocations'> = {
       id,
       firstName: first,
       lastName: last,
@@ -133,9 +152,13 @@ export function generateMembers(seed: number, anchorMs: number, locations: Locat
       statuses:
         i === 1
           ? [status(rng, anchorMs - 400 * DAY_MS, 'expired', 2)]
-          : [status(rng, anchorMs - 400 * DAY_MS, 'replaced', 3), status(rng, anchorMs, 'active', 2 + i * 2)],
-      checkIns: memberCheckIns(rng, anchorMs, locations, i === 0 ? 45 : 12),
-    });
+          : [
+              status(rng, anchorMs - 400 * DAY_MS, 'replaced', 3),
+              status(rng, anchorMs, 'active', Math.min(7, 2 + i * 2)),
+            ],
+    };
+    const history = memberCheckIns(rng, anchorMs, locations, i === 0 ? 45 : 12);
+    members.push({ ...member, checkIns: history.visits, favouriteLocations: history.favourites });
   }
   return members;
 }
@@ -152,54 +175,13 @@ export function generateApp(seed: number): AppRecord {
   };
 }
 
-/** Intents in every state, all payable to the app wallet. */
-export function generateIntents(
-  seed: number,
-  anchorMs: number,
-  members: MemberRecord[],
-  app: AppRecord,
-): IntentRecord[] {
-  const rng = createPrng(seed, 'intents');
-  const states = [
-    'pending',
-    'paid',
-    'canceled',
-    'refunded',
-    'expired',
-    'pending',
-    'paid',
-    'pending',
-  ] as const;
-  return states.map((state, i) => {
-    const payer = members[i % 2 === 0 ? 0 : 2]?.wallets.find((w) => w.type === 'SPENDING');
-    const createdAtMs = anchorMs - (states.length - i) * 3_600_000;
-    const later = createdAtMs + 5 * 60_000;
-    return {
-      id: rng.uuid(),
-      payerWalletId: payer?.id ?? '',
-      payeeWalletId: app.wallet.id,
-      amount: BigInt(rng.between(1, 90)) * TOKEN + BigInt(rng.between(0, 999)),
-      currency: 'SVC',
-      description: `Order #${1000 + i}`,
-      metadata: { order_id: String(1000 + i) },
-      expiresAtMs: state === 'expired' ? createdAtMs + 15 * 60_000 : createdAtMs + 30 * DAY_MS,
-      canceledAtMs: state === 'canceled' ? later : null,
-      paidAtMs: state === 'paid' || state === 'refunded' ? later : null,
-      refundedAtMs: state === 'refunded' ? later + 60_000 : null,
-      createdAtMs,
-      updatedAtMs: state === 'pending' || state === 'expired' ? createdAtMs : later,
-      idempotencyKey: null,
-    };
-  });
-}
-
 /** A member who joined at `nowMs`: both wallets, an active status, no tags, no visits yet. */
-export function addMember(world: { members: MemberRecord[] }, rng: Prng, nowMs: number): string {
+export function addMember(world: World, rng: Prng, nowMs: number): string {
   const id = rng.uuid();
   const first = rng.pick(FIRST_NAMES);
   const last = rng.pick(LAST_NAMES);
   const n = world.members.length;
-  world.members.push({
+  addMemberRecord(world, {
     id,
     firstName: first,
     lastName: last,
@@ -218,6 +200,7 @@ export function addMember(world: { members: MemberRecord[] }, rng: Prng, nowMs: 
     tags: [],
     statuses: [status(rng, nowMs, 'active', 1)],
     checkIns: [],
+    favouriteLocations: [],
   });
   return id;
 }

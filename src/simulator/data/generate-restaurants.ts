@@ -83,7 +83,16 @@ export function generateRestaurants(seed: number, anchorMs: number, count: numbe
   return restaurants;
 }
 
-function openHoursFor(cohort: 'qsr' | 'fsr', lateNight: boolean): OpenHoursPeriod[] {
+const OPEN_HOURS = new Map<string, readonly OpenHoursPeriod[]>();
+
+/**
+ * The weekly periods of a cohort. Shared between locations (20,000 locations, four distinct patterns):
+ * an edit replaces a location's array, never changes one in place.
+ */
+export function openHoursFor(cohort: 'qsr' | 'fsr', lateNight: boolean): OpenHoursPeriod[] {
+  const key = `${cohort}:${lateNight}`;
+  const known = OPEN_HOURS.get(key);
+  if (known) return known as OpenHoursPeriod[];
   const periods: OpenHoursPeriod[] = [];
   for (let day = 0; day < 7; day++) {
     if (cohort === 'fsr' && day === 1) continue; // many full-service places close on Mondays
@@ -93,7 +102,30 @@ function openHoursFor(cohort: 'qsr' | 'fsr', lateNight: boolean): OpenHoursPerio
       periods.push({ day_of_week: day, opens_at: '17:30', closes_at: lateNight ? '01:00' : '22:30' });
     }
   }
-  return periods;
+  OPEN_HOURS.set(key, Object.freeze(periods.map((p) => Object.freeze(p))));
+  return OPEN_HOURS.get(key) as OpenHoursPeriod[];
+}
+
+/**
+ * Locations per restaurant for a given total: one each, the rest shared out three to one in favour of
+ * quick-service chains (largest remainders, so the total is exact and no draw is needed).
+ */
+export function locationsPerRestaurant(restaurants: RestaurantRecord[], total: number): number[] {
+  const weights = restaurants.map((r) => (r.cohort === 'qsr' ? 3 : 1));
+  const weightSum = weights.reduce((sum, w) => sum + w, 0);
+  const extra = total - restaurants.length;
+  const exact = weights.map((w) => (extra * w) / weightSum);
+  const counts = exact.map((x) => 1 + Math.floor(x));
+  let left = total - counts.reduce((sum, c) => sum + c, 0);
+  const byRemainder = exact
+    .map((x, i) => ({ i, r: x - Math.floor(x) }))
+    .sort((a, b) => b.r - a.r || a.i - b.i);
+  for (const { i } of byRemainder) {
+    if (left <= 0) break;
+    counts[i] = (counts[i] ?? 1) + 1;
+    left--;
+  }
+  return counts;
 }
 
 export function generateLocations(
@@ -101,11 +133,15 @@ export function generateLocations(
   anchorMs: number,
   restaurants: RestaurantRecord[],
   neighborhoods: Neighborhood[],
+  /** Total locations; null keeps the fixture's 2–4 per quick-service and 1–2 per full-service restaurant. */
+  total: number | null = null,
 ): LocationRecord[] {
   const rng = createPrng(seed, 'locations');
+  const planned = total === null ? null : locationsPerRestaurant(restaurants, total);
   const locations: LocationRecord[] = [];
   for (const restaurant of restaurants) {
-    const count = restaurant.cohort === 'qsr' ? rng.between(2, 4) : rng.between(1, 2);
+    const count =
+      planned?.[restaurant.index] ?? (restaurant.cohort === 'qsr' ? rng.between(2, 4) : rng.between(1, 2));
     for (let i = 0; i < count; i++) {
       const neighborhoodIndex = rng.int(neighborhoods.length);
       const hood = neighborhoods[neighborhoodIndex];

@@ -1,40 +1,76 @@
+import { DEFAULT_CHANGE_SETTINGS, type MemberActivityClass } from '../changes/change-settings.js';
 import { createCheckInIdCodec } from '../check-in-ids.js';
+import { Timeline } from '../timeline.js';
+import { initialChangeAt } from '../truth-initial.js';
+import { TruthLog, type TruthLogOptions } from '../truth-log.js';
+import { indexRecords } from '../world-index.js';
+import { resolveWorldSize, type WorldSize } from '../world-size.js';
 import type { World } from '../world.js';
 import { generateChallenges } from './generate-challenges.js';
 import { generateCheckIns } from './generate-check-ins.js';
-import { generateApp, generateIntents, generateMembers } from './generate-members.js';
+import { generateCrowd } from './generate-crowd.js';
+import { generateIntents } from './generate-intents.js';
+import { generateApp, generateMembers } from './generate-members.js';
 import { generateLocations, generateNeighborhoods, generateRestaurants } from './generate-restaurants.js';
+import { utcOffsetMinutes } from './rhythm.js';
 
 export interface WorldOptions {
   seed: number;
   anchorMs: number;
   days: number;
   checkIns: number;
-  restaurants?: number;
+  /** Counts of restaurants, locations, challenges, members and open intents (unset: the fixture world). */
+  size?: Partial<WorldSize>;
+  /** Activity classes the members' visit history follows (default: the change model's). */
+  memberActivity?: readonly MemberActivityClass[];
+  truth?: TruthLogOptions;
 }
 
-/** Same seed and anchor => the same world, ids included. */
+/** Same seed, anchor and size => the same world, ids included. */
 export function generateWorld(options: WorldOptions): World {
   const { seed, anchorMs, days } = options;
+  const size = resolveWorldSize(options.size);
   const neighborhoods = generateNeighborhoods(seed);
-  const restaurants = generateRestaurants(seed, anchorMs, options.restaurants ?? 24);
-  const locations = generateLocations(seed, anchorMs, restaurants, neighborhoods);
+  const restaurants = generateRestaurants(seed, anchorMs, size.restaurants);
+  const locations = generateLocations(seed, anchorMs, restaurants, neighborhoods, size.locations);
   const members = generateMembers(seed, anchorMs, locations);
+  if (size.members > members.length) {
+    members.push(
+      ...generateCrowd({
+        seed,
+        anchorMs,
+        days,
+        from: members.length,
+        to: size.members,
+        locations,
+        neighborhoodOffsets: neighborhoods.map((n) => utcOffsetMinutes(n.timeZone, anchorMs)),
+        activity: options.memberActivity ?? DEFAULT_CHANGE_SETTINGS.memberActivity,
+      }),
+    );
+  }
   const app = generateApp(seed);
   const { store, ongoing } = generateCheckIns(seed, anchorMs, days, options.checkIns, locations, restaurants);
-  return {
+  const challenges = generateChallenges(seed, anchorMs, restaurants, locations, size.challenges);
+  const intents = new Map(
+    generateIntents(seed, anchorMs, members, app, size.openIntents).map((i) => [i.id, i]),
+  );
+  const world: World = {
     seed,
     anchorMs,
     days,
     neighborhoods,
     restaurants,
     locations,
-    challenges: generateChallenges(seed, anchorMs, restaurants, locations),
+    challenges,
     members,
-    intents: new Map(generateIntents(seed, anchorMs, members, app).map((i) => [i.id, i])),
+    intents,
     app,
     checkIns: store,
     checkInIds: createCheckInIdCodec(seed),
     ongoing,
+    index: indexRecords({ members, restaurants, locations, challenges, intents }),
+    truth: new TruthLog((kind, id) => initialChangeAt(world, kind, id), options.truth),
+    timeline: new Timeline(),
   };
+  return world;
 }

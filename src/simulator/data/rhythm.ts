@@ -2,14 +2,35 @@ import { mix32 } from '../prng.js';
 
 /** Relative visit intensity by local hour: quiet nights, a lunch peak, a bigger dinner peak. */
 export function visitIntensity(localHour: number): number {
-  const peak = (center: number, width: number, height: number): number =>
-    height * Math.exp(-((localHour - center) ** 2) / (2 * width * width));
   const open = localHour >= 7 && localHour < 23.5 ? 0.12 : 0.02;
-  return open + peak(12.6, 0.9, 1.0) + peak(19.3, 1.3, 1.4) + peak(8.5, 0.7, 0.2);
+  return (
+    open + peak(localHour, 12.6, 0.9, 1.0) + peak(localHour, 19.3, 1.3, 1.4) + peak(localHour, 8.5, 0.7, 0.2)
+  );
 }
 
-/** UTC offset of an IANA zone at an instant, in minutes (DST inside the period is ignored by callers). */
+function peak(localHour: number, center: number, width: number, height: number): number {
+  return height * Math.exp(-((localHour - center) ** 2) / (2 * width * width));
+}
+
+const OFFSETS = new Map<string, number>();
+
+/**
+ * UTC offset of an IANA zone at an instant, in minutes (DST inside the period is ignored by callers).
+ * Remembered per zone and hour (the zones of the catalogue change offset on the hour): a formatter
+ * costs about 0.1 ms, and 20,000 locations ask.
+ */
 export function utcOffsetMinutes(timeZone: string, atMs: number): number {
+  const key = `${timeZone}@${Math.floor(atMs / 3_600_000)}`;
+  let offset = OFFSETS.get(key);
+  if (offset === undefined) {
+    if (OFFSETS.size > 10_000) OFFSETS.clear();
+    offset = computeUtcOffsetMinutes(timeZone, atMs);
+    OFFSETS.set(key, offset);
+  }
+  return offset;
+}
+
+function computeUtcOffsetMinutes(timeZone: string, atMs: number): number {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone,
     hourCycle: 'h23',

@@ -22,10 +22,9 @@ export function challengeRoutes(ctx: SimContext): Route[] {
         if (!location.ok) return location.response;
         const paging = parsePaging(request.query);
         if (!paging.ok) return paging.response;
-        const matching = world.challenges.filter(
-          (c) =>
-            c.restaurantId === restaurant.value &&
-            (location.value === null || c.locationIds === null || c.locationIds.includes(location.value)),
+        const own = world.index.challengesByRestaurant.get(restaurant.value) ?? [];
+        const matching = own.filter(
+          (c) => location.value === null || c.locationIds === null || c.locationIds.includes(location.value),
         );
         return jsonResponse(200, {
           challenges: pageOf(matching, paging.value).map(challengeForm),

@@ -26,14 +26,14 @@ export function checkInRoutes(ctx: SimContext): Route[] {
   ): RangeQuery['scope'] | null => {
     // Removed venues stay filterable: their historical check-ins still exist.
     if (locationId !== null) {
-      const location = world.locations.find((l) => l.id === locationId);
+      const location = world.index.locationById.get(locationId);
       if (!location) return null;
       if (restaurantId !== null && world.restaurants[location.restaurantIndex]?.id !== restaurantId)
         return null;
       return { kind: 'location', index: location.index };
     }
     if (restaurantId !== null) {
-      const restaurant = world.restaurants.find((r) => r.id === restaurantId);
+      const restaurant = world.index.restaurantById.get(restaurantId);
       return restaurant ? { kind: 'restaurant', index: restaurant.index } : null;
     }
     return { kind: 'all' };
@@ -118,12 +118,20 @@ export function checkInRoutes(ctx: SimContext): Route[] {
     if (ctx.faults.takeEmptyFeed()) {
       return jsonResponse(200, { check_ins: [], pagination: paginationWrapper(0, paging.value) });
     }
-    for (const record of records) makeHostile(record, ctx.faults.hostileCheckIn(String(record['id'])));
+    let deep = false;
+    for (const record of records) {
+      const hostile = ctx.faults.hostileCheckIn(String(record['id']));
+      if (hostile === undefined) continue;
+      makeHostile(record, hostile);
+      deep ||= hostile === 'deep-json';
+    }
     const response = jsonResponse(200, {
       check_ins: records,
       pagination: paginationWrapper(result.totalCount, paging.value),
     });
-    return { ...response, body: response.body.replaceAll(`"${DEEP_JSON_MARKER}"`, DEEP_JSON) };
+    return deep
+      ? { ...response, body: response.body.replaceAll(`"${DEEP_JSON_MARKER}"`, DEEP_JSON) }
+      : response;
   };
 
   return [

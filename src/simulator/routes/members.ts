@@ -1,15 +1,31 @@
 import { requireBearer } from '../auth-checks.js';
 import type { SimContext } from '../context.js';
+import type { HostileMemberProfile } from '../faults.js';
 import { checkInForm, membershipForms, statusForm, tagForms, userForm, walletForm } from '../forms.js';
 import type { Route, SimRequest, SimResponse } from '../http-types.js';
 import { pageOf, paginationWrapper, parsePaging, parseUuidParam } from '../params.js';
 import { jsonResponse, resourceNotFound } from '../responses.js';
-import type { MemberRecord } from '../world.js';
+import { findMember, type MemberRecord } from '../world.js';
+
+/** The hostileMembers fault: a profile with values the spec does not list. */
+function hostileProfile(
+  form: Record<string, unknown>,
+  fault: HostileMemberProfile | undefined,
+): Record<string, unknown> {
+  switch (fault) {
+    case undefined:
+      return form;
+    case 'unlisted-account-status':
+      return { ...form, account_status: 'closed' };
+    case 'numeric-pii':
+      return { ...form, zipcode: 10014, phone_number: 5551234567 };
+  }
+}
 
 /** Member routes: the subject is the access token's `sub`, never a path id. */
 export function memberRoutes(ctx: SimContext): Route[] {
   const { world, credentials } = ctx;
-  const member = (id: string): MemberRecord | undefined => world.members.find((m) => m.id === id);
+  const member = (id: string): MemberRecord | undefined => findMember(world, id);
 
   const withMember =
     (scope: string, answer: (m: MemberRecord, request: SimRequest) => SimResponse) =>
@@ -24,7 +40,9 @@ export function memberRoutes(ctx: SimContext): Route[] {
     {
       method: 'GET',
       pattern: /^\/users\/me$/,
-      handler: withMember('read:profile', (m) => jsonResponse(200, userForm(m))),
+      handler: withMember('read:profile', (m) =>
+        jsonResponse(200, hostileProfile(userForm(m), ctx.faults.hostileMember(m.id))),
+      ),
     },
     {
       method: 'GET',

@@ -47,7 +47,7 @@ export function oauthRoutes(ctx: SimContext): Route[] {
       return redirect({ error: 'invalid_scope' });
     // Consent is simulated: the default member approves, or the member named by login_hint.
     const hint = q.get('login_hint');
-    const member = world.members.find((m) => m.id === hint) ?? world.members[0];
+    const member = (hint === null ? undefined : world.index.memberById.get(hint)) ?? world.members[0];
     if (!member) return oauthError(500, 'server_error');
     const code = credentials.mintCode({
       memberId: member.id,

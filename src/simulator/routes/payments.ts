@@ -4,9 +4,9 @@ import type { MalformedIntentField } from '../faults.js';
 import { intentActionForm, intentFullForm, intentListForm } from '../forms.js';
 import type { Route, SimRequest, SimResponse } from '../http-types.js';
 import { cancelIntent, confirmIntent, createIntent, IntentTransitionError } from '../intents.js';
-import { isUuid, pageOf, paginationWrapper, parsePaging, parseUuidParam } from '../params.js';
+import { isUuid, pageOf, paginationWrapper, parsePaging, parseUuidParam, type Paging } from '../params.js';
 import { envelopeA, invalidParameter, jsonResponse, resourceNotFound } from '../responses.js';
-import type { IntentRecord } from '../world.js';
+import { findMember, walletOwner, type IntentRecord } from '../world.js';
 
 /** The malformedIntents fault: one field of the full form made invalid. */
 function malformed(
@@ -27,6 +27,17 @@ function malformed(
   }
 }
 
+/** Page `page` of the list read from its newest end. */
+function newestFirstPage<T>(oldestFirst: readonly T[], paging: Paging): T[] {
+  const out: T[] = [];
+  const start = oldestFirst.length - 1 - paging.page * paging.pageSize;
+  for (let i = start; i >= 0 && i > start - paging.pageSize; i--) {
+    const item = oldestFirst[i];
+    if (item !== undefined) out.push(item);
+  }
+  return out;
+}
+
 const invalidBody = (message: string): SimResponse =>
   envelopeA(400, 'invalid_request_error', 'invalid_request_error', message);
 
@@ -45,7 +56,7 @@ function parseJsonObject(body: string): Record<string, unknown> | null {
 /** Payment intents: any valid bearer token (decision: no scope required); 401 empty otherwise. */
 export function paymentRoutes(ctx: SimContext): Route[] {
   const { world, credentials, clock } = ctx;
-  const memberExists = (id: string): boolean => world.members.some((m) => m.id === id);
+  const memberExists = (id: string): boolean => findMember(world, id) !== undefined;
 
   const authed =
     (answer: (request: SimRequest, params: string[], memberId: string) => SimResponse) =>
@@ -88,7 +99,7 @@ export function paymentRoutes(ctx: SimContext): Route[] {
     const payer =
       typeof body['payer_account_balance_id'] === 'string'
         ? body['payer_account_balance_id']
-        : world.members.find((m) => m.id === memberId)?.wallets.find((w) => w.type === 'SPENDING')?.id;
+        : findMember(world, memberId)?.wallets.find((w) => w.type === 'SPENDING')?.id;
     try {
       const intent = createIntent(world, ctx.runtimeIds, clock.nowMs(), {
         amount: rawValue,
@@ -113,17 +124,24 @@ export function paymentRoutes(ctx: SimContext): Route[] {
     if (!payer.ok) return payer.response;
     const paging = parsePaging(request.query);
     if (!paging.ok) return paging.response;
-    const matching = [...world.intents.values()]
-      .filter(
-        (i) =>
-          (payee.value === null || i.payeeWalletId === payee.value) &&
-          (payer.value === null || i.payerWalletId === payer.value),
-      )
-      .reverse(); // newest first (the map keeps creation order)
+    const all = world.index.intentsInOrder; // creation order; the list is newest first
+    const everyIntent = payer.value === null && (payee.value === null || payee.value === world.app.wallet.id);
+    // Every intent is payable to the app wallet: the pipeline's usual ask reads one page, not the whole list.
+    const matching = everyIntent
+      ? newestFirstPage(all, paging.value)
+      : all
+          .filter(
+            (i) =>
+              (payee.value === null || i.payeeWalletId === payee.value) &&
+              (payer.value === null || i.payerWalletId === payer.value),
+          )
+          .reverse();
+    const total = everyIntent ? all.length : matching.length;
+    const page = everyIntent ? matching : pageOf(matching, paging.value);
     const now = clock.nowMs();
     return jsonResponse(200, {
-      payment_intents: pageOf(matching, paging.value).map((i) => intentListForm(i, now)),
-      pagination: paginationWrapper(matching.length, paging.value),
+      payment_intents: page.map((i) => intentListForm(i, now)),
+      pagination: paginationWrapper(total, paging.value),
     });
   };
 
@@ -148,7 +166,7 @@ export function paymentRoutes(ctx: SimContext): Route[] {
           const userId = body?.['user_id'];
           if (typeof userId !== 'string' || !isUuid(userId))
             return invalidParameter('user_id', 'a UUID is required');
-          const payerOwner = world.members.find((m) => m.wallets.some((w) => w.id === intent.payerWalletId));
+          const payerOwner = walletOwner(world, intent.payerWalletId);
           if (payerOwner?.id !== userId.toLowerCase())
             return invalidParameter('user_id', 'the user does not own the paying wallet');
           try {
@@ -170,7 +188,7 @@ export function paymentRoutes(ctx: SimContext): Route[] {
           try {
             return jsonResponse(
               200,
-              intentActionForm(cancelIntent(intent, clock.nowMs()), clock.nowMs(), 'cancel'),
+              intentActionForm(cancelIntent(world, intent, clock.nowMs()), clock.nowMs(), 'cancel'),
             );
           } catch (error) {
             return transitionError(error);
