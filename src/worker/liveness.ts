@@ -1,0 +1,241 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { QueueName } from '../../jobs/queues.js';
+import type { Logger } from '../log.js';
+import type { RedisClient } from '../redis/connection.js';
+import { withTimeout } from '../status/queue-depths.js';
+import { FRESH_WATCH, watchQueue, type QueueWatch } from './idle-watch.js';
+import { workersKey, type WorkerRecord, type WorkerQueueRecord } from './worker-records.js';
+
+// The liveness watchdog of one worker process: every few seconds it asks Redis, through the
+// runtime's own connection (not the queues' one, which may be the dead one), how many jobs are
+// ready in each queue, compares that with what this process's workers started (idle-watch.ts), and
+// publishes the result where `status` and other hosts can read it (worker-records.ts).
+
+/** What the process's queue workers did, per queue: jobs (the job wrapper) and fetches (the loop). */
+export interface JobTracker {
+  started(queue: QueueName): void;
+  finished(queue: QueueName): void;
+  /** The worker's fetch loop completed a round trip (see WatchedWorker in worker.ts). */
+  fetched(queue: QueueName): void;
+  snapshot(queue: QueueName): TrackedQueue;
+}
+
+interface TrackedQueue {
+  active: number;
+  started: number;
+  lastStartedAt: number | null;
+  fetches: number;
+  lastFetchAt: number | null;
+}
+
+export function createJobTracker(now: () => number = Date.now): JobTracker {
+  const counts = new Map<QueueName, TrackedQueue>();
+  const of = (queue: QueueName) => {
+    let entry = counts.get(queue);
+    if (entry === undefined) {
+      entry = { active: 0, started: 0, lastStartedAt: null, fetches: 0, lastFetchAt: null };
+      counts.set(queue, entry);
+    }
+    return entry;
+  };
+  return {
+    fetched(queue) {
+      const entry = of(queue);
+      entry.fetches++;
+      entry.lastFetchAt = now();
+    },
+    started(queue) {
+      const entry = of(queue);
+      entry.active++;
+      entry.started++;
+      entry.lastStartedAt = now();
+    },
+    finished(queue) {
+      const entry = of(queue);
+      entry.active = Math.max(0, entry.active - 1);
+    },
+    snapshot: (queue) => ({ ...of(queue) }),
+  };
+}
+
+export interface LivenessReport {
+  /** False once any queue's worker is stuck (idle with jobs ready for longer than the timeout). */
+  ok: boolean;
+  stuckQueues: QueueName[];
+  record: WorkerRecord;
+}
+
+export interface LivenessWatchdog {
+  report(): LivenessReport;
+  /** Stops checking and removes this process's record (a clean stop is not a dead worker). */
+  stop(): Promise<void>;
+}
+
+/** How often the queues are read and the record published. */
+export const LIVENESS_INTERVAL_MS = 5_000;
+/** A delayed job (a schedule's next run) this overdue counts as ready: BullMQ promotes due ones as it polls. */
+const OVERDUE_GRACE_MS = 2_000;
+const READ_TIMEOUT_MS = 3_000;
+/** Records outlive their worker this long in Redis (readers ignore ones not refreshed recently). */
+const RECORD_KEY_TTL_MS = 86_400_000;
+
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+export function startLivenessWatchdog(options: {
+  redis: RedisClient;
+  prefix: string;
+  queues: readonly QueueName[];
+  concurrency: Record<QueueName, number>;
+  tracker: JobTracker;
+  idleTimeoutMs: number;
+  workerId: string;
+  logger: Logger;
+  /** Called once, when the first queue is found stuck. */
+  onStuck: (report: LivenessReport) => void;
+  intervalMs?: number;
+  now?: () => number;
+}): LivenessWatchdog {
+  const { redis, prefix, tracker, logger } = options;
+  const now = options.now ?? Date.now;
+  const startedAt = new Date(now()).toISOString();
+  const readers = options.queues.map(
+    (name) => new Queue(name, { connection: redis, prefix, skipMetasUpdate: true }),
+  );
+  for (const reader of readers) reader.on('error', () => undefined);
+  const watches = new Map<QueueName, QueueWatch>(options.queues.map((name) => [name, FRESH_WATCH]));
+  let queueRecords: WorkerQueueRecord[] = options.queues.map((queue) => ({
+    queue,
+    concurrency: options.concurrency[queue],
+    active: 0,
+    jobsStarted: 0,
+    lastJobStartedAt: null,
+    lastFetchAt: null,
+    readyJobs: null,
+    idleWithWorkSeconds: 0,
+    silentSeconds: 0,
+    stuck: false,
+  }));
+  let stuckQueues: QueueName[] = [];
+  let told = false;
+  let stopped = false;
+
+  const record = (): WorkerRecord => ({
+    id: options.workerId,
+    host: hostname(),
+    pid: process.pid,
+    startedAt,
+    seenAt: new Date(now()).toISOString(),
+    idleTimeoutSeconds: options.idleTimeoutMs / 1000,
+    stuck: stuckQueues.length > 0,
+    queues: queueRecords,
+  });
+  const report = (): LivenessReport => ({ ok: stuckQueues.length === 0, stuckQueues, record: record() });
+
+  async function readyJobs(reader: Queue): Promise<number | null> {
+    try {
+      const [counts, overdue] = await withTimeout(
+        Promise.all([
+          reader.getJobCounts('waiting', 'prioritized'),
+          reader.getDelayedCount(now() - OVERDUE_GRACE_MS),
+        ]),
+        READ_TIMEOUT_MS,
+        'queue counts',
+      );
+      return (counts.waiting ?? 0) + (counts.prioritized ?? 0) + overdue;
+    } catch (error) {
+      logger.debug({ err: error, queue: reader.name }, 'liveness: queue unreadable');
+      return null;
+    }
+  }
+
+  async function check(): Promise<void> {
+    const ready = await Promise.all(readers.map(readyJobs));
+    const at = now();
+    queueRecords = options.queues.map((queue, i) => {
+      const seen = tracker.snapshot(queue);
+      const verdict = watchQueue(
+        watches.get(queue) ?? FRESH_WATCH,
+        {
+          atMs: at,
+          active: seen.active,
+          concurrency: options.concurrency[queue],
+          readyJobs: ready[i] ?? null,
+          jobsStarted: seen.started,
+          fetches: seen.fetches,
+        },
+        options.idleTimeoutMs,
+      );
+      watches.set(queue, verdict.watch);
+      return {
+        queue,
+        concurrency: options.concurrency[queue],
+        active: seen.active,
+        jobsStarted: seen.started,
+        lastJobStartedAt: seen.lastStartedAt === null ? null : new Date(seen.lastStartedAt).toISOString(),
+        lastFetchAt: seen.lastFetchAt === null ? null : new Date(seen.lastFetchAt).toISOString(),
+        readyJobs: ready[i] ?? null,
+        idleWithWorkSeconds: Math.round(verdict.idleWithWorkMs / 1000),
+        silentSeconds: Math.round(verdict.silentMs / 1000),
+        stuck: verdict.stuck,
+      };
+    });
+    // Once stuck, stays stuck: the process is on its way out (see the worker command).
+    const nowStuck = options.queues.filter((_, i) => queueRecords[i]?.stuck === true);
+    stuckQueues = [...new Set([...stuckQueues, ...nowStuck])];
+    await publish();
+    if (stuckQueues.length > 0 && !told) {
+      told = true;
+      options.onStuck(report());
+    }
+  }
+
+  async function publish(): Promise<void> {
+    const key = workersKey(prefix);
+    try {
+      await withTimeout(
+        redis
+          .multi()
+          .hset(key, options.workerId, JSON.stringify(record()))
+          .pexpire(key, RECORD_KEY_TTL_MS)
+          .exec(),
+        READ_TIMEOUT_MS,
+        'worker record',
+      );
+    } catch (error) {
+      logger.debug({ err: error }, 'liveness: could not publish the worker record');
+    }
+  }
+
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running
+      .then(check)
+      .catch((error: unknown) => logger.warn({ err: error }, 'liveness check failed'));
+  }, options.intervalMs ?? LIVENESS_INTERVAL_MS);
+  timer.unref();
+  running = publish();
+
+  return {
+    report,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      if (stuckQueues.length === 0) {
+        await withTimeout(
+          redis.hdel(workersKey(prefix), options.workerId),
+          READ_TIMEOUT_MS,
+          'worker record',
+        ).catch((error: unknown) =>
+          logger.debug({ err: error }, 'liveness: could not remove the worker record'),
+        );
+      }
+      await Promise.allSettled(readers.map((reader) => reader.close()));
+    },
+  };
+}
