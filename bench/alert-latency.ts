@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createPartnerApi } from '../src/api/http-partner-api.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
@@ -17,6 +16,10 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig, secretValues } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
+import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
+import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
+import { createRedisClient } from '../src/redis/connection.js';
+import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { runAlertsPass } from '../src/streams/alerts.js';
 import { runPaymentIntentsPass } from '../src/streams/payment-intents.js';
@@ -111,7 +114,7 @@ async function main(): Promise<void> {
     secrets: secretValues(config),
     destination: process.stderr,
   });
-  const redis = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
+  const redis = createRedisClient(config.redis, { role: 'long-lived' });
   const api = createPartnerApi({ config, redis, db, logger });
   const deps: StreamDeps<PartnerApi> = {
     db,
@@ -121,6 +124,7 @@ async function main(): Promise<void> {
     config,
     logger,
     metrics: createMetrics(),
+    alertDeliveries: createAlertDeliverySlots({ concurrency: DEFAULT_ALERT_DELIVERY_POLICY.concurrency }),
   };
   // What the balance stream would have stored: the list gets filtered by the app wallet as payee.
   await db
@@ -224,6 +228,7 @@ async function main(): Promise<void> {
     }
     if (badSignatures > 0) console.log(`WARNING: ${badSignatures} deliveries failed signature verification`);
   } finally {
+    await deps.alertDeliveries.close(10_000);
     await api.close();
     redis.disconnect();
     await db.destroy();
@@ -234,9 +239,8 @@ async function main(): Promise<void> {
     await admin.connect();
     await admin.query(`drop database if exists ${dbName} with (force)`);
     await admin.end();
-    const cleanup = new Redis(config.redisUrl.reveal());
-    const keys = await cleanup.keys(`${prefix}*`);
-    if (keys.length > 0) await cleanup.del(...keys);
+    const cleanup = createRedisClient(config.redis, { role: 'long-lived' });
+    await deleteKeysWithPrefix(cleanup, config.redisPrefix);
     cleanup.disconnect();
   }
 }

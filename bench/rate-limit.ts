@@ -7,10 +7,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { createPartnerApiParts } from '../src/api/http-partner-api.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
+import { createRedisClient } from '../src/redis/connection.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { createDatabase } from '../src/warehouse/database.js';
 
@@ -19,7 +19,7 @@ const PROCESSES = 3;
 
 async function child(): Promise<void> {
   const config = loadConfig(process.env);
-  const redis = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
+  const redis = createRedisClient(config.redis, { role: 'long-lived' });
   const db = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 }); // unused: no OAuth here
   const logger = createLogger({ level: 'warn', pretty: false });
   const { api } = createPartnerApiParts({ config, redis, db, logger });

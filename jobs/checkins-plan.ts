@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { planAndRecheck, updateWatermark } from '../src/streams/checkins.js';
+import { planAndRecheck, updateWatermark, windowsToPage } from '../src/streams/checkins.js';
 import { STREAMS } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
-import { dueWindows } from '../src/warehouse/sync-windows.js';
 import { defineJob } from './job.js';
 import { QUEUES } from './queues.js';
 import { enqueueWindows } from './checkins-window.js';
@@ -19,7 +18,7 @@ export const checkinsPlanJob = defineJob({
   async process(context) {
     const { deps } = context;
     const prepared = await planAndRecheck(deps);
-    const due = await dueWindows(deps.db, deps.clock.now());
+    const due = await windowsToPage(deps.db);
     const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
     const watermark = await updateWatermark(deps);
     // The feed brings new locations; their reduced form and open hours should not wait for the

@@ -11,7 +11,7 @@ const windowPayload = z
   .object({ start: z.number().int(), end: z.number().int() })
   .refine((w) => w.start < w.end, 'start must be before end');
 
-/** Pages one window. The advisory lock in pageWindow, not the job id, is what stops two workers
+/** Pages one window. The window's lease in pageWindow, not the job id, is what stops two workers
  * paging the same window: a removed job no longer dedupes. */
 export const checkinsWindowJob = defineJob({
   name: 'checkins-window',

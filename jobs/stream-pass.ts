@@ -13,7 +13,7 @@ import { JOB_RETENTION, QUEUES } from './queues.js';
 
 const payload = z.object({ stream: z.enum(STREAM_NAMES), catchUp: z.boolean().optional() });
 
-/** One pass of a stream the registry schedules as a whole pass, under the stream's advisory lock. */
+/** One pass of a stream the registry schedules as a whole pass, under the stream's lease. */
 export const streamPassJob = defineJob<z.infer<typeof payload>>({
   name: 'stream-pass',
   queue: QUEUES.streams,
@@ -30,7 +30,7 @@ export const streamPassJob = defineJob<z.infer<typeof payload>>({
     const result = await runStreamPass(context.deps, stream, slotMs === undefined ? {} : { slotMs });
     // A catch-up that finds the stream busy may be behind a pass that started before the data it
     // is for existed: try again shortly (BullMQ attempts with backoff) rather than drop it.
-    if (catchUp === true && result.status === 'skipped')
+    if (catchUp === true && (result.status === 'skipped' || result.status === 'lease-lost'))
       throw new Error(`${stream} is busy; catch-up retried`);
     if ('runId' in result && result.status === 'failed')
       throw new Error(result.error ?? `${stream} pass failed`);

@@ -4,6 +4,8 @@ import * as windowKeyset from './20261122_0002_window_keyset_checkpoint.js';
 import * as statusIndexes from './20261122_0003_status_and_polling_indexes.js';
 import * as checkinsSoftDelete from './20261124_0004_checkins_soft_delete.js';
 import * as members from './20261124_0005_members.js';
+import * as memberDataPolicy from './20261125_0006_member_data_follows_policy.js';
+import * as leases from './20261125_0007_leases.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +14,6 @@ export const migrations: Record<string, Migration> = {
   '20261122_0003_status_and_polling_indexes': statusIndexes,
   '20261124_0004_checkins_soft_delete': checkinsSoftDelete,
   '20261124_0005_members': members,
+  '20261125_0006_member_data_follows_policy': memberDataPolicy,
+  '20261125_0007_leases': leases,
 };

@@ -3,6 +3,12 @@ import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { packageVersion } from './package-info.js';
 import { Secret } from './secret.js';
+import {
+  DEFAULT_REDIS_URL,
+  RedisSettingProblem,
+  redisSettingsFrom,
+  type RedisSettings,
+} from './redis/settings.js';
 
 /** A bad setting: the CLI exits 2 with this message, which names the variable. */
 export class ConfigError extends Error {
@@ -120,11 +126,25 @@ const encryptionKey = z.string().transform((text, ctx) => {
 /** Every environment variable we read, with its default; the single place that knows their names. */
 const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/rewards_etl'),
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  // No default here: whether it was set decides between it and REDIS_SENTINELS / REDIS_CLUSTER_NODES.
+  REDIS_URL: url(['redis:', 'rediss:']).optional(),
   REDIS_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-" only')
+    .regex(/^[A-Za-z0-9_.{}-]+$/, 'letters, digits, "_", ".", "-" (and one {hash tag}) only')
     .default('rewards-etl'),
+  REDIS_SENTINELS: z.string().trim().min(1).optional(),
+  REDIS_SENTINEL_NAME: z.string().trim().min(1).optional(),
+  REDIS_SENTINEL_PASSWORD: secret.optional(),
+  REDIS_CLUSTER_NODES: z.string().trim().min(1).optional(),
+  REDIS_USERNAME: z.string().trim().min(1).optional(),
+  REDIS_PASSWORD: secret.optional(),
+  REDIS_TLS: flag.optional(),
+  WORKER_IDLE_TIMEOUT: positiveDuration
+    .refine(
+      (ms) => ms >= 5_000,
+      'must be at least 5s (a healthy worker may wait 10 s for a job it was told about)',
+    )
+    .default(60_000),
   SVC_API_BASE_URL: url(['http:', 'https:'])
     .refine((text) => /\/v1\/?$/.test(text), 'must end in /v1')
     .optional(),
@@ -164,6 +184,9 @@ const envSchema = z.object({
   INTENT_POLL_SHARE: fraction.default(0.5),
   MEMBER_SYNC_SHARE: fraction.default(0.2),
   MEMBER_PII: z.enum(['store', 'hash', 'omit']).default('store'),
+  LEASE_TTL: positiveDuration
+    .refine((ms) => ms >= 3_000 && ms <= 600_000, 'must be from 3s to 10m')
+    .default(30_000),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
   ALERT_WEBHOOK_MAX_REPLY_SIZE: byteSize.default(64 * 1024),
@@ -192,8 +215,16 @@ export interface OAuthConfig {
 
 export interface Config {
   databaseUrl: Secret; // may carry a password
+  /** The standalone server's URL (REDIS_URL or its default); see `redis` for Sentinel and Cluster. */
   redisUrl: Secret;
+  /** The prefix of every key the project writes: REDIS_PREFIX, hash-tagged in Cluster mode. */
   redisPrefix: string;
+  /** Mode (standalone, Sentinel, Cluster), addresses, credentials, TLS: what the connection factory needs. */
+  redis: RedisSettings;
+  worker: {
+    /** A queue worker idle this long while jobs it could take wait is stuck: /readyz fails, the process exits 1. */
+    idleTimeoutMs: number;
+  };
   api: {
     baseUrl: string | undefined;
     apiKey: Secret | undefined;
@@ -240,11 +271,18 @@ export interface Config {
     pii: MemberPiiMode;
   };
   alerts: {
+    /** ALERT_WEBHOOK_URL without any `user:password@` (that becomes webhookAuthorization). */
     webhookUrl: string | undefined;
+    /** `Basic …` from the user:password ALERT_WEBHOOK_URL carried, sent on every webhook request. */
+    webhookAuthorization: Secret | undefined;
+    /** The password as written in ALERT_WEBHOOK_URL (percent-encoded), for scrubbing. */
+    webhookPassword: Secret | undefined;
     webhookSecret: Secret | undefined;
     /** How much of a receiver's reply is read; the rest is dropped unread. */
     maxReplyBytes: number;
   };
+  /** Leases (exclusive work: stream passes, the check-in planner, windows): how long one renewal holds. */
+  leases: { ttlMs: number };
   httpHost: string;
   httpPort: number;
   /** When set, every endpoint but /healthz and /readyz wants `Authorization: Bearer <token>`. */
@@ -263,29 +301,45 @@ export function secretValues(config: Config): string[] {
     config.statusToken?.reveal(),
   ];
   const long = values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
-  return [...new Set([...long, ...connectionPasswords(config)])];
+  const webhookAuthorization = config.alerts.webhookAuthorization?.reveal();
+  const webhook = [
+    ...passwordForms(config.alerts.webhookPassword?.reveal() ?? ''),
+    ...(webhookAuthorization === undefined
+      ? []
+      : [webhookAuthorization, webhookAuthorization.replace(/^Basic /, '')]),
+  ];
+  return [...new Set([...long, ...connectionPasswords(config), ...webhook])];
+}
+
+/** A URL password as written (percent-encoded) and decoded, the forms long enough to scrub. */
+function passwordForms(encoded: string): string[] {
+  let decoded = encoded;
+  try {
+    decoded = decodeURIComponent(encoded);
+  } catch {
+    // A stray "%" stays as written.
+  }
+  return [...new Set([encoded, decoded])].filter((value) => value.length >= 4);
 }
 
 /**
  * Passwords inside DATABASE_URL and REDIS_URL, as written (percent-encoded) and decoded: a driver's
- * error or a logged URL may carry either form.
+ * error or a logged URL may carry either form. REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD too.
  */
 export function connectionPasswords(config: Config): string[] {
-  return [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
-    let encoded: string;
+  const fromUrls = [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
     try {
-      encoded = new URL(text).password;
+      return passwordForms(new URL(text).password);
     } catch {
       return [];
     }
-    let decoded = encoded;
-    try {
-      decoded = decodeURIComponent(encoded);
-    } catch {
-      // A stray "%" stays as written.
-    }
-    return [...new Set([encoded, decoded])].filter((value) => value.length >= 4);
   });
+  const { redis } = config;
+  const redisPasswords = [
+    redis.password?.reveal(),
+    redis.topology.mode === 'sentinel' ? redis.topology.sentinelPassword?.reveal() : undefined,
+  ].filter((value): value is string => value !== undefined && value.length >= 4);
+  return [...new Set([...fromUrls, ...redisPasswords])];
 }
 
 /**
@@ -330,14 +384,56 @@ function requireHttps(variable: string, text: string | undefined, allowPlainHttp
   }
 }
 
+/**
+ * ALERT_WEBHOOK_URL's `user:password@` is sent as `Authorization: Basic` (fetch refuses a URL with
+ * credentials, and a URL is printed in errors and by `doctor`): the URL is kept without it. The
+ * password then crosses the network on every alert, so plain http: only to this machine or with
+ * SVC_ALLOW_PLAIN_HTTP, as for the partner API's credentials.
+ */
+function splitWebhookUrl(
+  text: string | undefined,
+  allowPlainHttp: boolean,
+): Pick<Config['alerts'], 'webhookUrl' | 'webhookAuthorization' | 'webhookPassword'> {
+  if (text === undefined)
+    return { webhookUrl: undefined, webhookAuthorization: undefined, webhookPassword: undefined };
+  const url = new URL(text);
+  if (url.username === '' && url.password === '')
+    return { webhookUrl: text, webhookAuthorization: undefined, webhookPassword: undefined };
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowPlainHttp) {
+    throw new ConfigError(
+      'ALERT_WEBHOOK_URL',
+      'user:password in the URL is sent as Basic auth, so it needs https: (plain http: only for a loopback host, or with SVC_ALLOW_PLAIN_HTTP=true)',
+    );
+  }
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const credentials = `${decode(url.username)}:${decode(url.password)}`;
+  const password = url.password;
+  url.username = '';
+  url.password = '';
+  return {
+    webhookUrl: url.toString(),
+    webhookAuthorization: new Secret(`Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`),
+    webhookPassword: password === '' ? undefined : new Secret(password),
+  };
+}
+
 function toConfig(env: Env): Config {
   requireHttps('SVC_API_BASE_URL', env.SVC_API_BASE_URL, env.SVC_ALLOW_PLAIN_HTTP);
   requireHttps('SVC_OAUTH_TOKEN_URL', env.SVC_OAUTH_TOKEN_URL, env.SVC_ALLOW_PLAIN_HTTP);
   const baseUrl = env.SVC_API_BASE_URL?.replace(/\/$/, '');
+  const redis = toRedisSettings(env);
   return {
     databaseUrl: new Secret(env.DATABASE_URL),
-    redisUrl: new Secret(env.REDIS_URL),
-    redisPrefix: env.REDIS_PREFIX,
+    redisUrl: new Secret(env.REDIS_URL ?? DEFAULT_REDIS_URL),
+    redisPrefix: redis.keyPrefix,
+    redis,
+    worker: { idleTimeoutMs: env.WORKER_IDLE_TIMEOUT },
     api: {
       baseUrl,
       apiKey: env.SVC_API_KEY,
@@ -373,15 +469,25 @@ function toConfig(env: Env): Config {
     intents: { pollShare: env.INTENT_POLL_SHARE },
     members: { syncShare: env.MEMBER_SYNC_SHARE, pii: env.MEMBER_PII },
     alerts: {
-      webhookUrl: env.ALERT_WEBHOOK_URL,
+      ...splitWebhookUrl(env.ALERT_WEBHOOK_URL, env.SVC_ALLOW_PLAIN_HTTP),
       webhookSecret: env.ALERT_WEBHOOK_SECRET,
       maxReplyBytes: env.ALERT_WEBHOOK_MAX_REPLY_SIZE,
     },
+    leases: { ttlMs: env.LEASE_TTL },
     httpHost: env.HTTP_HOST,
     httpPort: env.HTTP_PORT,
     statusToken: env.STATUS_TOKEN,
     logLevel: env.LOG_LEVEL,
   };
+}
+
+function toRedisSettings(env: Env): RedisSettings {
+  try {
+    return redisSettingsFrom(env);
+  } catch (error) {
+    if (error instanceof RedisSettingProblem) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
 }
 
 function toOAuthConfig(env: Env, baseUrl: string | undefined): OAuthConfig | undefined {

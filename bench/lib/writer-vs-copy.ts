@@ -88,11 +88,11 @@ export async function compareWriterWithCopy(options: {
         checkIns: records,
         locations: [],
         rejections: [],
+        firstMet: [],
         checkpoint: {
           cursorBefore: new Date(window.start),
           cursorPage: 0,
           rows: records.length,
-          rejected: 0,
           apiTotalCount: records.length,
           now: seenAt,
         },

@@ -12,8 +12,10 @@ export interface AlertDeliveryPolicy {
   timeoutMs: number;
   /** A claimed alert is not handed to another worker for this long (covers a crash mid-send). */
   leaseMs: number;
-  /** Alerts claimed per batch, and sent concurrently. */
-  batchSize: number;
+  /**
+   * POSTs in flight at once in one process, every delivery path together (AlertDeliverySlots,
+   * built from the default policy); a pass given a lower one runs that many deliveries.
+   */
   concurrency: number;
 }
 
@@ -24,7 +26,6 @@ export const DEFAULT_ALERT_DELIVERY_POLICY: AlertDeliveryPolicy = {
   maxAgeMs: 3 * 86_400_000,
   timeoutMs: 10_000,
   leaseMs: 60_000,
-  batchSize: 50,
   concurrency: 8,
 };
 
@@ -36,15 +37,15 @@ export function retryDelayMs(
   return exponentialBackoffMs(attempts, policy.baseDelayMs, policy.maxDelayMs);
 }
 
-/** After a failed attempt: retry at a time, or give up. */
+/**
+ * After a failed attempt: retry after a delay (added to Postgres's now() where it is stored), or
+ * give up. `now` is the pipeline's clock (Postgres's), as `createdAt` was.
+ */
 export function afterFailedAttempt(
   input: { attempts: number; createdAt: Date; now: Date },
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
-): { giveUp: true } | { giveUp: false; nextAttemptAt: Date } {
+): { giveUp: true } | { giveUp: false; retryInMs: number } {
   const ageMs = input.now.getTime() - input.createdAt.getTime();
   if (input.attempts >= policy.maxAttempts || ageMs >= policy.maxAgeMs) return { giveUp: true };
-  return {
-    giveUp: false,
-    nextAttemptAt: new Date(input.now.getTime() + retryDelayMs(input.attempts, policy)),
-  };
+  return { giveUp: false, retryInMs: retryDelayMs(input.attempts, policy) };
 }

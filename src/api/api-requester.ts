@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import pRetry from 'p-retry';
+import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import { classifyResponse } from './classify-response.js';
@@ -88,6 +88,21 @@ export function summarizeRequest(method: string, url: URL): RequestSummary {
   return { method, url: clean.toString(), params };
 }
 
+/**
+ * A failure to get a bearer token is not this layer's to retry. The token refresh is a POST that
+ * rotates the refresh token: once it may have reached the server it must not be sent again
+ * (src/api/oauth/token-endpoint.ts), and the token manager already waits out the 429s that prove
+ * it was not. So it ends the request as it is (p-retry's AbortError: no retry, no backoff, the
+ * original error rethrown); the next pass or job attempt is the one retry layer for a refresh.
+ */
+async function notRetriedHere<T>(acquiring: Promise<T>): Promise<T> {
+  try {
+    return await acquiring;
+  } catch (error) {
+    throw new AbortError(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
 export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
   const retry = { ...DEFAULT_RETRY_SETTINGS, ...options.retry };
   const nowMs = options.nowMs ?? Date.now;
@@ -144,7 +159,7 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
         throw error;
       }
     };
-    const first = await credentialHeaders(kind, requestOptions.signal);
+    const first = await notRetriedHere(credentialHeaders(kind, requestOptions.signal));
     let result = await send(first.headers);
     // An access token can be revoked or expire early; one forced refresh, then the answer stands.
     if (
@@ -154,7 +169,9 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
       options.tokens
     ) {
       logger.info({ route }, 'bearer token rejected; refreshing it once');
-      const fresh = await options.tokens.refreshAfterRejection(first.bearer, requestOptions.signal);
+      const fresh = await notRetriedHere(
+        options.tokens.refreshAfterRejection(first.bearer, requestOptions.signal),
+      );
       result = await send({ authorization: `Bearer ${fresh}` });
     }
     if (!result.ok) throw result.error;
@@ -173,7 +190,8 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     if (error.retryAfterMs > retry.retryAfterMaxMs) {
-      await limiter.pauseAll(retry.retryAfterMaxMs);
+      // Every process's passes stop at their next request, instead of each waiting the cap out.
+      await limiter.pauseAll(retry.retryAfterMaxMs, { stopPasses: true });
       logger.warn(
         { route, retryAfterMs: error.retryAfterMs, capMs: retry.retryAfterMaxMs },
         'rate limited for longer than RETRY_AFTER_MAX; the pass stops and is retried later',

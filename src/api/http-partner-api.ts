@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Config, OAuthConfig } from '../config.js';
 import type { Logger } from '../log.js';
@@ -121,7 +121,7 @@ export function createHttpPartnerApi(options: HttpPartnerApiOptions): PartnerApi
 export interface CreatePartnerApiOptions {
   config: Config;
   /** Shared rate limit and 429 pause live here, under config.redisPrefix. */
-  redis: Redis;
+  redis: RedisClient;
   /** Holds the OAuth token row. */
   db: Kysely<DB>;
   logger: Logger;
@@ -129,6 +129,8 @@ export interface CreatePartnerApiOptions {
   /** Tuning for tests and tools; production uses the defaults. */
   retry?: Partial<RetrySettings>;
   afterRefreshCommitted?: (() => void | Promise<void>) | undefined;
+  /** The pipeline's clock (Postgres's): token expiries are compared with it, not with this host's. */
+  nowMs?: (() => number) | undefined;
 }
 
 export interface PartnerApiParts {
@@ -187,6 +189,7 @@ export function createPartnerApiParts(options: CreatePartnerApiOptions): Partner
           logger,
           metrics,
           afterRefreshCommitted: options.afterRefreshCommitted,
+          ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
         });
   const requester = requesterWith(tokens);
   const api = createHttpPartnerApi({
@@ -226,6 +229,7 @@ export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
         rowId: memberTokenRow(memberId),
         logger: logger.child({ memberId }),
         metrics,
+        ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
       });
       return createHttpPartnerApi({ requester: requesterWith(tokens), pageSize: config.api.pageSize });
     },

@@ -1,22 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RedisClient } from '../redis/connection.js';
 import { PriorityGate, type RequestPriority } from './priority-gate.js';
 
 // One request budget for every process on one Redis (see docs/rate-limit.md). Time is cut into slots
-// of 1000/rps ms aligned to the clock; a request may start only inside a slot it claimed, and
-// rate-limiter-flexible's atomic consume (1 point per slot key) makes each claim exclusive across
-// processes. Requests are therefore spaced, never bunched at a window edge: three processes at full
-// speed still send at most one request per slot. A 429 sets a shared pause-until key that every
-// process honours before claiming.
+// of 1000/rps ms, numbered by Redis's clock (TIME), never by a worker's: a request may start only
+// inside a slot it claimed. One Lua script reads TIME, hands out the next free slot (the later of
+// "now" and the slot after the last one handed out) and answers how long to wait for it, so each
+// claim is one atomic round trip and exclusive across processes, and the wait is relative: a
+// worker whose clock is minutes off claims the same slots and sleeps the same time as any other.
+// Requests are therefore spaced, never bunched at a window edge: three processes at full speed
+// still send at most one request per slot. A 429 sets a shared pause key (its TTL is Redis's
+// too) that every process honours before claiming.
 
 export interface SharedRateLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** config.redisPrefix: tests isolate themselves with their own. */
   prefix: string;
   rps: number;
+  /** This process's monotonic clock: only to measure how long a claim waited. */
   nowMs?: () => number;
-  /** How many slots ahead one claim may look before sleeping; bounds Redis calls per claim. */
+  /** How many slots ahead one claim may reserve; past that it sleeps and asks again. */
   lookaheadSlots?: number;
 }
 
@@ -27,16 +30,23 @@ export interface AcquireOptions {
   maxPauseMs?: number | undefined;
 }
 
-/** A shared pause (another process's 429) outlasts what the caller may wait. */
+/**
+ * A shared pause (another process's 429) outlasts what the caller may wait, or was set by a
+ * Retry-After longer than RETRY_AFTER_MAX (`passesStopped`): then no request waits for it at all.
+ */
 export class SharedPauseTooLongError extends Error {
   override readonly name = 'SharedPauseTooLongError';
   constructor(
     readonly pausedForMs: number,
     readonly maxPauseMs: number,
+    readonly passesStopped = false,
   ) {
     super(
-      `every process is paused for ${Math.round(pausedForMs / 1000)} s after a 429, longer than this ` +
-        `request may wait (${Math.round(maxPauseMs / 1000)} s): it stops now and a later pass tries again`,
+      passesStopped
+        ? `the partner API asked for a wait longer than RETRY_AFTER_MAX; every process is paused for ` +
+            `${Math.round(pausedForMs / 1000)} s more and passes stop until a later one tries again`
+        : `every process is paused for ${Math.round(pausedForMs / 1000)} s after a 429, longer than this ` +
+            `request may wait (${Math.round(maxPauseMs / 1000)} s): it stops now and a later pass tries again`,
     );
   }
 }
@@ -44,10 +54,16 @@ export class SharedPauseTooLongError extends Error {
 export interface SharedRateLimiter {
   /** Resolves when this process may send one request; returns the ms it waited. */
   acquire(options?: AcquireOptions): Promise<number>;
-  /** After a 429: every process waits this long before its next request. */
-  pauseAll(ms: number): Promise<void>;
+  /**
+   * After a 429: every process waits this long before its next request. With `stopPasses` (a
+   * Retry-After above RETRY_AFTER_MAX), a request meeting the pause fails at once instead of
+   * waiting: every pass stops at its next request, and a later pass tries again.
+   */
+  pauseAll(ms: number, options?: { stopPasses?: boolean }): Promise<void>;
   /** Milliseconds left of a shared pause (0 when none). */
   pausedForMs(): Promise<number>;
+  /** Milliseconds left of a pause that stops passes (pauseAll with `stopPasses`; 0 when none). */
+  passesStoppedForMs(): Promise<number>;
   readonly slotMs: number;
 }
 
@@ -57,6 +73,8 @@ export interface SharedRateLimiter {
  * (2^31 - 1 ms, past which setTimeout fires at once and the waiter would spin on Redis).
  */
 const PAUSE_SLICE_MS = 60_000;
+/** A request that woke up past its slot claims another at most this many times, then goes. */
+const MAX_LATE_CLAIMS = 2;
 /** No pause outlives a day, whatever a caller asks (callers cap at RETRY_AFTER_MAX already). */
 const MAX_PAUSE_MS = 86_400_000;
 
@@ -66,28 +84,51 @@ export function slotLengthMs(rps: number): number {
   return 1000 / rps;
 }
 
+/**
+ * KEYS[1]: the number of the next free slot. ARGV: slot length (µs, whole), how many slots ahead
+ * a claim may reserve, the key's time to live (ms). Returns {1, µs until the claimed slot starts}
+ * or {0, µs to wait before asking again} when the next free slot is beyond reach. Slots count from
+ * the Unix epoch by Redis's clock; Lua numbers are doubles, exact to 2^53 µs (year 2255).
+ */
+const CLAIM_SLOT = `
+local time = redis.call('TIME')
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local slotUs = tonumber(ARGV[1])
+local current = math.floor(nowUs / slotUs)
+local slot = math.max(current, tonumber(redis.call('GET', KEYS[1]) or '0'))
+if slot - current > tonumber(ARGV[2]) then
+  return {0, (slot - tonumber(ARGV[2])) * slotUs - nowUs}
+end
+redis.call('SET', KEYS[1], slot + 1, 'PX', ARGV[3])
+return {1, slot * slotUs - nowUs}
+`;
+
 export function createSharedRateLimiter(options: SharedRateLimiterOptions): SharedRateLimiter {
   const slotMs = slotLengthMs(options.rps);
-  const nowMs = options.nowMs ?? Date.now;
+  // Whole microseconds, rounded up: a slot never gets shorter than 1000/rps ms.
+  const slotUs = Math.ceil(slotMs * 1000);
+  const nowMs = options.nowMs ?? (() => performance.now());
   const lookahead = options.lookaheadSlots ?? 8;
   const pauseKey = `${options.prefix}:partner-api:pause-until`;
-  const slots = new RateLimiterRedis({
-    storeClient: options.redis,
-    keyPrefix: `${options.prefix}:partner-api:slot`,
-    points: 1,
-    // Only garbage collection: a slot key must outlive the moment its slot passes.
-    duration: Math.max(2, Math.ceil((slotMs * (lookahead + 2)) / 1000)),
-  });
+  const stopKey = `${options.prefix}:partner-api:passes-stopped`;
+  const nextSlotKey = `${options.prefix}:partner-api:next-slot`;
+  // Only garbage collection: the key must outlive the slots it has handed out.
+  const keyTtlMs = Math.max(2_000, Math.ceil(slotMs * (lookahead + 2)));
   const gate = new PriorityGate();
+  // At high rates a slot is shorter than a timer's usual lateness: never stricter than this.
+  const lateAfterMs = Math.max(slotMs, 20);
 
-  async function claim(slot: number): Promise<boolean> {
-    try {
-      await slots.consume(String(slot), 1);
-      return true;
-    } catch (error) {
-      if (error instanceof RateLimiterRes) return false;
-      throw error;
-    }
+  /** Claims a slot: the ms until it starts, or null with the ms to wait before asking again. */
+  async function claim(): Promise<{ claimed: boolean; waitMs: number }> {
+    const [claimed, waitUs] = (await options.redis.eval(
+      CLAIM_SLOT,
+      1,
+      nextSlotKey,
+      slotUs,
+      lookahead,
+      keyTtlMs,
+    )) as [number, number];
+    return { claimed: claimed === 1, waitMs: Math.max(0, waitUs / 1000) };
   }
 
   async function pausedForMs(): Promise<number> {
@@ -95,24 +136,33 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
   }
 
   async function acquireSlot(signal: AbortSignal | undefined, maxPauseMs: number): Promise<void> {
+    let lateClaims = 0;
     for (;;) {
       signal?.throwIfAborted();
       const paused = await pausedForMs();
       if (paused > maxPauseMs) throw new SharedPauseTooLongError(paused, maxPauseMs);
+      // Read only while paused: a request costs no extra Redis call the rest of the time.
+      if (paused > 0 && (await options.redis.pttl(stopKey)) > 0)
+        throw new SharedPauseTooLongError(paused, maxPauseMs, true);
       if (paused > 0) {
         await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
         continue;
       }
-      const current = Math.floor(nowMs() / slotMs);
-      for (let slot = current; slot <= current + lookahead; slot++) {
-        if (await claim(slot)) {
-          const startsIn = slot * slotMs - nowMs();
-          if (startsIn > 0) await sleep(startsIn, undefined, { signal });
-          return;
-        }
-      }
-      // Every slot in reach is taken: wait for the window to move on.
-      await sleep(slotMs * lookahead, undefined, { signal });
+      // Redis answered `waitMs` at some instant between sending and receiving: the slot starts no
+      // earlier than sentAt + waitMs (its deadline counts from there, so an answer that came back
+      // late, e.g. across a failover, is seen as late) and no later than receivedAt + waitMs (the
+      // sleep counts from there, so a request never starts before its slot).
+      const sentAt = nowMs();
+      const { claimed, waitMs } = await claim();
+      const startsAt = sentAt + waitMs;
+      // Claimed: sleep until the slot starts. Not: every slot in reach is taken; wait for the
+      // window to move on (another process's pause may have started meanwhile: look again).
+      if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+      if (!claimed) continue;
+      // A request starts inside its slot or not at all, so no second holds more than rps + 1
+      // starts: one that woke up past its slot (a busy event loop) claims another, twice at most.
+      if (nowMs() - startsAt < lateAfterMs || lateClaims >= MAX_LATE_CLAIMS) return;
+      lateClaims++;
     }
   }
 
@@ -125,12 +175,15 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       await gate.run(acquireOptions.priority ?? 'normal', signal, () => acquireSlot(signal, maxPauseMs));
       return Math.max(0, nowMs() - started);
     },
-    async pauseAll(ms) {
+    async pauseAll(ms, pauseOptions = {}) {
       const wait = Math.ceil(Math.min(ms, MAX_PAUSE_MS));
       if (!(wait > 0)) return;
       // Keep the later of two pauses; a race between two 429s can only pick one of two server answers.
-      if ((await pausedForMs()) < wait) await options.redis.set(pauseKey, String(nowMs() + wait), 'PX', wait);
+      // The pause is the key's time to live: Redis's clock, not this host's.
+      if ((await pausedForMs()) < wait) await options.redis.set(pauseKey, '1', 'PX', wait);
+      if (pauseOptions.stopPasses === true) await options.redis.set(stopKey, '1', 'PX', wait);
     },
     pausedForMs,
+    passesStoppedForMs: async () => Math.max(0, await options.redis.pttl(stopKey)),
   };
 }

@@ -47,6 +47,7 @@ export async function openMigratedRuntime(
   const runtime = createPipelineRuntime({ config, logger, applicationName });
   try {
     await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());
+    await runtime.clockReady();
   } catch (error) {
     await runtime.close();
     throw error;

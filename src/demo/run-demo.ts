@@ -5,6 +5,9 @@ import { loadConfig, secretValues, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { createMemberApis } from '../api/http-partner-api.js';
 import { storeMemberConnection } from '../api/oauth/member-connection.js';
+import { createOneShotClient } from '../redis/connection.js';
+import { deleteKeysWithPrefix } from '../redis/delete-keys.js';
+import { effectiveKeyPrefix, type RedisSettings } from '../redis/settings.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { runStreamPass, type PassResult } from '../streams/passes.js';
@@ -39,7 +42,8 @@ const TABLES = [
 export interface DemoOptions {
   /** Where Postgres and Redis are: the demo uses their servers, with its own database and key prefix. */
   databaseUrl: string;
-  redisUrl: string;
+  /** The configured Redis (standalone, Sentinel or Cluster); the demo writes under its own prefix. */
+  redis: RedisSettings;
   out: NodeJS.WritableStream;
   checkIns?: number;
 }
@@ -59,9 +63,8 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
   const receiver = await startWebhookReceiver(webhookSecret);
   const demoUrl = withDatabase(options.databaseUrl, DEMO_DATABASE);
   const prefix = `rewards-etl-demo-${randomBytes(3).toString('hex')}`;
-  const config: Config = loadConfig({
+  const loaded: Config = loadConfig({
     DATABASE_URL: demoUrl,
-    REDIS_URL: options.redisUrl,
     REDIS_PREFIX: prefix,
     SVC_API_BASE_URL: sim.baseUrl,
     SVC_API_KEY: sim.credentials.apiKey,
@@ -77,6 +80,13 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
     ALERT_WEBHOOK_SECRET: webhookSecret,
     LOG_LEVEL: 'warn',
   });
+  const keyPrefix = effectiveKeyPrefix(prefix, options.redis.topology.mode);
+  const config: Config = {
+    ...loaded,
+    redis: { ...options.redis, keyPrefix },
+    redisPrefix: keyPrefix,
+    redisUrl: options.redis.topology.mode === 'standalone' ? options.redis.topology.url : loaded.redisUrl,
+  };
   const logger = createLogger({ level: config.logLevel, secrets: secretValues(config), pretty: false });
 
   say(
@@ -91,11 +101,13 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
   say(`  migrated ${DEMO_DATABASE}                                   ${elapsed()}`);
 
   const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl demo' });
+  await runtime.clockReady();
   let ok = true;
   try {
     const pass = async (stream: StreamName, note = '') => {
       const result = await runStreamPass(runtime.deps, stream);
-      if (result.status === 'failed' || result.status === 'skipped') ok = false;
+      if (result.status === 'failed' || result.status === 'skipped' || result.status === 'lease-lost')
+        ok = false;
       say(`  ${(stream + note).padEnd(26)} ${describe(result).padEnd(40)} ${elapsed()}`);
       return result;
     };
@@ -184,7 +196,7 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
     );
   } finally {
     await runtime.close();
-    await deletePrefix(options.redisUrl, prefix);
+    await deletePrefix(config.redis, keyPrefix);
     await receiver.close();
     await sim.close();
   }
@@ -241,16 +253,11 @@ async function recreateDatabase(url: string): Promise<void> {
   await ensureDatabase(url);
 }
 
-async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+async function deletePrefix(settings: RedisSettings, prefix: string): Promise<void> {
+  const { redis } = createOneShotClient(settings);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    await redis.connect();
+    await deleteKeysWithPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }

@@ -6,9 +6,11 @@ export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 export const CHECK_IDS = [
   'configuration',
   'postgres',
+  'postgres connection',
   'migrations',
   'redis',
   'redis eviction',
+  'redis failover',
   'api',
   'scope read:checkins',
   'scope read:restaurant_challenges',

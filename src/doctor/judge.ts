@@ -10,7 +10,10 @@ import {
   RouteNotFoundError,
   ServerError,
 } from '../api/errors.js';
+import { describeOffset, type ClockOffset } from '../clock-offset.js';
 import type { OAuthStatus } from '../status/status-report.js';
+import type { TopologyFindings } from './topology-probe.js';
+import type { RedisMode } from '../redis/settings.js';
 import type { CheckId, CheckResult } from './doctor-report.js';
 
 // Pure verdicts: each turns what a probe saw into one check line. The probes (probes.ts) do the I/O.
@@ -88,7 +91,7 @@ export const REDIS_MINIMUM = [5, 0, 0] as const;
 export const REDIS_RECOMMENDED = [6, 2, 0] as const;
 
 function versionBelow(version: string, floor: readonly number[]): boolean {
-  const parts = version.split('.').map((part) => Number.parseInt(part, 10) || 0);
+  const parts = versionParts(version);
   for (let i = 0; i < floor.length; i++) {
     const have = parts[i] ?? 0;
     const need = floor[i] ?? 0;
@@ -97,23 +100,51 @@ function versionBelow(version: string, floor: readonly number[]): boolean {
   return false;
 }
 
-export function judgeRedis(probe: Probe<{ info: string }>): CheckResult {
+/** What `doctor` read from each primary: standalone and Sentinel have one, a Cluster several. */
+export interface RedisFindings {
+  primaries: Array<{ address: string; info: string }>;
+}
+
+/** The settings to check, per mode, when Redis cannot be reached. */
+const REDIS_SETTINGS_HINT: Record<RedisMode, string> = {
+  standalone: 'check REDIS_URL and that Redis runs',
+  sentinel:
+    'check REDIS_SENTINELS, REDIS_SENTINEL_NAME, the passwords, and that the Sentinels know a primary',
+  cluster: 'check REDIS_CLUSTER_NODES, REDIS_PASSWORD, and that the cluster is up (cluster_state:ok)',
+};
+
+/** `describeRedis` of the settings (mode and where), then what the primaries said: version, count. */
+export function judgeRedis(probe: Probe<RedisFindings>, mode: RedisMode, where: string): CheckResult {
   if (!probe.ok)
-    return fail('redis', `unreachable: ${message(probe.error)}`, 'check REDIS_URL and that Redis runs');
-  const version = parseRedisInfo(probe.value.info).get('redis_version');
-  if (version === undefined) return warn('redis', 'reachable, version unknown (no redis_version in INFO)');
-  if (versionBelow(version, REDIS_MINIMUM))
+    return fail('redis', `${where}: unreachable: ${message(probe.error)}`, REDIS_SETTINGS_HINT[mode]);
+  const { primaries } = probe.value;
+  const versions = [...new Set(primaries.map((p) => parseRedisInfo(p.info).get('redis_version') ?? '?'))];
+  const lowest = versions
+    .filter((v) => v !== '?')
+    .reduce<string | undefined>(
+      (low, v) => (low === undefined || versionBelow(v, versionParts(low)) ? v : low),
+      undefined,
+    );
+  const layout =
+    mode === 'cluster'
+      ? `${primaries.length} primaries (${primaries.map((p) => p.address).join(', ')})`
+      : `primary ${primaries[0]?.address ?? '?'}`;
+  const seen = `${where}: reachable, ${layout}`;
+  if (lowest === undefined) return warn('redis', `${seen}, version unknown (no redis_version in INFO)`);
+  const version = `Redis ${versions.join(', ')}`;
+  if (versionBelow(lowest, REDIS_MINIMUM))
     return fail(
       'redis',
-      `reachable, Redis ${version}: BullMQ needs ${REDIS_MINIMUM.join('.')} or newer`,
+      `${seen}, ${version}: BullMQ needs ${REDIS_MINIMUM.join('.')} or newer`,
       'upgrade Redis',
     );
-  if (versionBelow(version, REDIS_RECOMMENDED))
-    return warn(
-      'redis',
-      `reachable, Redis ${version}: BullMQ recommends ${REDIS_RECOMMENDED.join('.')} or newer`,
-    );
-  return ok('redis', `reachable, Redis ${version}`);
+  if (versionBelow(lowest, REDIS_RECOMMENDED))
+    return warn('redis', `${seen}, ${version}: BullMQ recommends ${REDIS_RECOMMENDED.join('.')} or newer`);
+  return ok('redis', `${seen}, ${version}`);
+}
+
+function versionParts(version: string): number[] {
+  return version.split('.').map((part) => Number.parseInt(part, 10) || 0);
 }
 
 /**
@@ -121,21 +152,76 @@ export function judgeRedis(probe: Probe<{ info: string }>): CheckResult {
  * silently deletes some of them (lost schedules come back within 30 s, but a job or its lock
  * evicted mid-run is gone). Only `noeviction` makes a full Redis fail loudly instead.
  */
-export function judgeEvictionPolicy(probe: Probe<{ info: string }>): CheckResult {
+export function judgeEvictionPolicy(probe: Probe<RedisFindings>): CheckResult {
   if (!probe.ok) return skip('redis eviction', 'not checked: Redis unreachable');
-  const policy = parseRedisInfo(probe.value.info).get('maxmemory_policy');
-  if (policy === undefined)
+  const { primaries } = probe.value;
+  const policies = primaries.map((p) => ({
+    address: p.address,
+    policy: parseRedisInfo(p.info).get('maxmemory_policy'),
+  }));
+  const where = (list: typeof policies) =>
+    primaries.length === 1 ? '' : ` on ${list.map((p) => p.address).join(', ')}`;
+  const unknown = policies.filter((p) => p.policy === undefined);
+  const evicting = policies.filter((p) => p.policy !== undefined && p.policy !== 'noeviction');
+  if (evicting.length > 0) {
+    const names = [...new Set(evicting.map((p) => p.policy))].join(', ');
     return warn(
       'redis eviction',
-      'maxmemory-policy unknown (no maxmemory_policy in INFO)',
+      `maxmemory-policy ${names}${where(evicting)}: when Redis is full it evicts keys, and BullMQ's jobs, locks and schedules are keys (queued work silently lost)`,
+      'set maxmemory-policy noeviction on every primary (BullMQ requires it), or give this Redis its own instance',
+    );
+  }
+  if (unknown.length > 0)
+    return warn(
+      'redis eviction',
+      `maxmemory-policy unknown${where(unknown)} (no maxmemory_policy in INFO)`,
       'make sure it is noeviction',
     );
-  if (policy === 'noeviction') return ok('redis eviction', 'maxmemory-policy noeviction');
-  return warn(
+  return ok(
     'redis eviction',
-    `maxmemory-policy ${policy}: when Redis is full it evicts keys, and BullMQ's jobs, locks and schedules are keys (queued work silently lost)`,
-    'set maxmemory-policy noeviction (BullMQ requires it), or give this Redis its own instance',
+    primaries.length === 1
+      ? 'maxmemory-policy noeviction'
+      : `maxmemory-policy noeviction on all ${primaries.length} primaries`,
   );
+}
+
+/**
+ * What survives the loss of a primary. Without a replica, nothing takes over: the pipeline waits for
+ * that server to come back. Without AOF (and with a replica that missed the last writes), a restart
+ * or a failover loses recent queue writes: schedules are restored by the workers and windows
+ * re-planned from Postgres, but alert-catch-up and window jobs wait for the next planner tick.
+ */
+export function judgeRedisFailover(probe: Probe<RedisFindings>): CheckResult {
+  if (!probe.ok) return skip('redis failover', 'not checked: Redis unreachable');
+  const { primaries } = probe.value;
+  const facts = primaries.map((p) => {
+    const info = parseRedisInfo(p.info);
+    return {
+      address: p.address,
+      replicas: Number(info.get('connected_slaves') ?? '0') || 0,
+      aof: info.get('aof_enabled') === '1',
+    };
+  });
+  const lonely = facts.filter((f) => f.replicas === 0);
+  const noAof = facts.filter((f) => !f.aof);
+  const named = (list: typeof facts) =>
+    primaries.length === 1 ? 'the primary' : list.map((f) => f.address).join(', ');
+  const problems = [
+    ...(lonely.length > 0 ? [`no replica for ${named(lonely)}: nothing takes over if it fails`] : []),
+    ...(noAof.length > 0
+      ? [
+          `no AOF (appendonly no) on ${named(noAof)}: a restart loses what was written since the last snapshot`,
+        ]
+      : []),
+  ];
+  if (problems.length > 0)
+    return warn(
+      'redis failover',
+      problems.join('; '),
+      'run a replica per primary (Sentinel or Cluster, or a managed service with automatic failover) and appendonly yes where the service allows it',
+    );
+  const replicas = facts.map((f) => f.replicas).join(', ');
+  return ok('redis failover', `every primary has a replica (${replicas}) and AOF on`);
 }
 
 export interface ApiAnswer {
@@ -315,6 +401,10 @@ export interface ClockFindings {
   receivedAtMs: number;
   /** CHECKINS_SAFETY_LAG: windows close that long before now, so a larger skew cuts rows off. */
   safetyLagMs: number;
+  /** Postgres's clock − this host's (the pipeline's clock is Postgres's); null when not measured. */
+  postgres?: ClockOffset | null;
+  /** Redis's clock − this host's (the shared rate limit's slots); null when not measured. */
+  redis?: ClockOffset | null;
 }
 
 /** Alert receivers commonly reject signatures older than 5 minutes. */
@@ -322,6 +412,8 @@ const SIGNATURE_TOLERANCE_MS = 300_000;
 /** Below this, skew is noise: the Date header has one-second resolution. */
 const SKEW_NOISE_MS = 2_000;
 const SKEW_WARN_MS = 10_000;
+/** A host clock this far from Postgres's or Redis's is harmless to the pipeline, but surely a mistake. */
+const ABSURD_OFFSET_MS = 3_600_000;
 
 /** Skew = server time − local time at the middle of the exchange; ±1 s is the header's resolution. */
 export function clockSkewMs(
@@ -334,22 +426,80 @@ export function clockSkewMs(
   return serverMs + 500 - (findings.sentAtMs + findings.receivedAtMs) / 2;
 }
 
+/**
+ * The clocks. The pipeline's times are Postgres's (leases, due times, stored instants) and the rate
+ * limit's slots Redis's, so this host's offset to either is information, not a problem (a warning
+ * only when it is absurd: this host's log timestamps are then off). What still matters is the
+ * partner API against the pipeline's clock: windows close CHECKINS_SAFETY_LAG before the
+ * pipeline's now, and receivers check alert signatures stamped with it.
+ */
 export function judgeClock(findings: ClockFindings): CheckResult {
-  const skew = clockSkewMs(findings);
-  if (skew === null) return skip('clock', 'not checked: no Date header from the API');
-  const seconds = (Math.abs(skew) / 1000).toFixed(1);
-  const direction = skew > 0 ? 'behind' : 'ahead of';
-  const text = `this host is ${seconds} s ${direction} the API`;
-  const failAt = Math.min(findings.safetyLagMs, SIGNATURE_TOLERANCE_MS);
-  if (Math.abs(skew) <= SKEW_NOISE_MS)
-    return ok('clock', `in sync with the API (within ${SKEW_NOISE_MS / 1000} s)`);
-  if (Math.abs(skew) > failAt)
-    return fail(
-      'clock',
-      `${text}: more than CHECKINS_SAFETY_LAG or the 5 min signature tolerance (windows close on rows still arriving, receivers reject alert signatures)`,
-      'run NTP (chrony, systemd-timesyncd) on this host',
+  const apiVsHost = clockSkewMs(findings);
+  const postgres = findings.postgres ?? null;
+  const redis = findings.redis ?? null;
+  if (apiVsHost === null && postgres === null && redis === null)
+    return skip('clock', 'not checked: no answer from the API, Postgres or Redis');
+  const parts: string[] = [];
+  if (postgres !== null) parts.push(describeOffset(postgres, "Postgres (the pipeline's clock)"));
+  if (redis !== null) parts.push(describeOffset(redis, "Redis (the rate limit's clock)"));
+  let status: 'ok' | 'warn' | 'fail' = 'ok';
+  let fix: string | undefined;
+  if (apiVsHost !== null) {
+    // Without a Postgres measurement the pipeline runs on this host's clock.
+    const reference = postgres === null ? 'this host' : 'Postgres';
+    const skew = apiVsHost - (postgres?.offsetMs ?? 0);
+    const seconds = (Math.abs(skew) / 1000).toFixed(1);
+    const text =
+      Math.abs(skew) <= SKEW_NOISE_MS
+        ? `${reference === 'this host' ? 'in sync with the API' : 'Postgres is in sync with the API'} (within ${SKEW_NOISE_MS / 1000} s)`
+        : `${reference} is ${seconds} s ${skew > 0 ? 'behind' : 'ahead of'} the API`;
+    const ntp = `run NTP (chrony, systemd-timesyncd) on ${reference === 'this host' ? 'this host' : 'the Postgres host'}`;
+    if (Math.abs(skew) > Math.min(findings.safetyLagMs, SIGNATURE_TOLERANCE_MS)) {
+      status = 'fail';
+      fix = ntp;
+      parts.push(
+        `${text}: more than CHECKINS_SAFETY_LAG or the 5 min signature tolerance (windows close on rows still arriving, receivers reject alert signatures)`,
+      );
+    } else {
+      if (Math.abs(skew) > SKEW_WARN_MS) {
+        status = 'warn';
+        fix = ntp;
+      }
+      parts.push(text);
+    }
+  }
+  const absurd = [postgres, redis].some(
+    (offset) => offset !== null && Math.abs(offset.offsetMs) > ABSURD_OFFSET_MS,
+  );
+  if (status === 'ok' && absurd) {
+    status = 'warn';
+    fix =
+      "run NTP on this host: harmless to the pipeline (its times are Postgres's and Redis's), but this host's log timestamps are off";
+  }
+  const detail = parts.join('; ');
+  if (status === 'ok') return ok('clock', detail);
+  return status === 'warn' ? warn('clock', detail, fix) : fail('clock', detail, fix);
+}
+
+/** The path to Postgres: direct, or a pooler (in which mode). */
+export function judgeTopology(probe: Probe<TopologyFindings> | null): CheckResult {
+  if (probe === null) return skip('postgres connection', 'not checked: see the postgres line');
+  if (!probe.ok)
+    return warn(
+      'postgres connection',
+      `could not tell whether a pooler is in the way: ${message(probe.error)}`,
     );
-  if (Math.abs(skew) > SKEW_WARN_MS)
-    return warn('clock', text, 'run NTP (chrony, systemd-timesyncd) on this host');
-  return ok('clock', text);
+  const { mode, evidence } = probe.value;
+  if (mode === 'statement-pooler')
+    return fail(
+      'postgres connection',
+      `through a statement-mode pooler: transactions are refused (${evidence})`,
+      'use pool_mode transaction or session, or connect to Postgres directly',
+    );
+  if (mode === 'transaction-pooler')
+    return ok(
+      'postgres connection',
+      `through a transaction-mode pooler (${evidence}): supported, nothing relies on a session (leases, not session locks)`,
+    );
+  return ok('postgres connection', `direct (or a session-mode pooler): ${evidence}`);
 }

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { sql, type Kysely } from 'kysely';
 import { buildUrl, summarizeRequest, type QueryParams } from '../api/api-requester.js';
 import { classifyResponse, headerValue } from '../api/classify-response.js';
@@ -12,7 +13,7 @@ import { withTimeout } from '../status/queue-depths.js';
 import { readOAuth } from '../status/warehouse-figures.js';
 import { migrationProgress } from '../warehouse/migrate.js';
 import type { DB } from '../warehouse/schema.js';
-import type { ApiAnswer, Probe } from './judge.js';
+import type { ApiAnswer, Probe, RedisFindings } from './judge.js';
 
 // The I/O behind `doctor`: each probe asks one thing, bounded in time, and returns what it saw
 // (never throws). The verdicts are in judge.ts.
@@ -22,11 +23,11 @@ export const PROBE_TIMEOUT_MS = 5_000;
 export interface ProbeDeps {
   config: Config;
   db: Kysely<DB>;
-  redis: Redis;
+  redis: RedisClient;
   /** Why the connection failed, when it did: more telling than the command's own error. */
   redisConnectError?: () => unknown;
-  /** `INFO` of the Redis server; tests inject another reply instead of reconfiguring a shared Redis. */
-  redisInfo?: () => Promise<string>;
+  /** `INFO` of each primary; tests inject another reply instead of reconfiguring a shared Redis. */
+  redisInfo?: (primary: Redis) => Promise<string>;
   /** The pipeline's own HTTP layer: the configured User-Agent and timeouts on every request. */
   transport: HttpTransport;
   logger: Logger;
@@ -52,15 +53,36 @@ export function probeMigrations(db: Kysely<DB>) {
   return attempt(() => migrationProgress(db), 'migration check');
 }
 
+/**
+ * `INFO` of every primary: the one server (standalone), the primary the Sentinels named (Sentinel),
+ * or each master of the Cluster's slot map.
+ */
 export async function probeRedis(
   deps: Pick<ProbeDeps, 'redis' | 'redisInfo' | 'redisConnectError'>,
-): Promise<Probe<{ info: string }>> {
+): Promise<Probe<RedisFindings>> {
   const probe = await attempt(async () => {
     await deps.redis.ping();
-    return { info: await (deps.redisInfo?.() ?? deps.redis.info()) };
+    const primaries = deps.redis instanceof Cluster ? deps.redis.nodes('master') : [deps.redis];
+    if (primaries.length === 0) throw new Error('the cluster named no primary');
+    return {
+      primaries: await Promise.all(
+        primaries.map(async (primary) => ({
+          address: addressOf(primary),
+          info: await (deps.redisInfo?.(primary) ?? primary.info()),
+        })),
+      ),
+    };
   }, 'redis');
   const connectError = probe.ok ? undefined : deps.redisConnectError?.();
   return connectError === undefined ? probe : { ok: false, error: connectError };
+}
+
+/** Where a connection actually goes: the socket's peer (a Sentinel resolved it), else its options. */
+function addressOf(client: Redis): string {
+  const stream = client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  const host = stream?.remoteAddress ?? client.options.host ?? '?';
+  const port = stream?.remotePort ?? client.options.port ?? 0;
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 export interface ApiExchange {
@@ -141,13 +163,18 @@ export function probeStoredOAuth(db: Kysely<DB>) {
 export function probeWebhook(
   url: string,
   userAgent: string,
+  /** `Basic …` from ALERT_WEBHOOK_URL's user:password, as alerts send it. */
+  authorization?: string,
 ): Promise<Probe<{ method: string; status: number }>> {
   return attempt(async () => {
     try {
       const response = await fetch(url, {
         method: 'HEAD',
         redirect: 'manual',
-        headers: { 'user-agent': userAgent },
+        headers: {
+          'user-agent': userAgent,
+          ...(authorization === undefined ? {} : { authorization }),
+        },
         signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
       });
       return { method: 'HEAD', status: response.status };

@@ -1,5 +1,6 @@
 import { ConfigError, requireApiBaseUrl, requireApiKey, type Config } from '../config.js';
 import { knownSecrets, scrubSecrets } from '../status/collect-status.js';
+import { describeRedis } from '../redis/settings.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { doctorReport, type CheckResult, type DoctorReport } from './doctor-report.js';
 import {
@@ -10,14 +11,18 @@ import {
   judgeOAuth,
   judgePostgres,
   judgeRedis,
+  judgeRedisFailover,
   judgeScope,
+  judgeTopology,
   judgeWebhook,
-  skip,
   type ApiAnswer,
   type OAuthFindings,
   type Probe,
 } from './judge.js';
+import { probePostgresOffset, probeRedisOffset } from './clock-probes.js';
+import { probeConnectionTopology } from './topology-probe.js';
 import {
+  PROBE_TIMEOUT_MS,
   apiGet,
   probeMigrations,
   probeOAuthConnection,
@@ -62,12 +67,18 @@ export async function runDoctorChecks(deps: ProbeDeps): Promise<DoctorReport> {
   const { config } = deps;
   const database = splitDatabaseUrl(config.databaseUrl.reveal()).name;
   const apiKey = { kind: 'api-key' as const, value: config.api.apiKey?.reveal() ?? '' };
+  const nowMs = deps.nowMs ?? Date.now;
   const [postgres, redis, api] = await Promise.all([
     probePostgres(deps.db),
     probeRedis(deps),
     apiGet(deps, '/restaurants', { page_size: 1 }, apiKey),
   ]);
-  const migrations = postgres.ok ? await probeMigrations(deps.db) : null;
+  const [migrations, topology, postgresClock, redisClock] = await Promise.all([
+    postgres.ok ? probeMigrations(deps.db) : null,
+    postgres.ok ? probeConnectionTopology(config.databaseUrl.reveal(), PROBE_TIMEOUT_MS) : null,
+    postgres.ok ? probePostgresOffset(deps.db, nowMs, PROBE_TIMEOUT_MS) : null,
+    redis.ok ? probeRedisOffset(deps.redis, nowMs, PROBE_TIMEOUT_MS) : null,
+  ]);
   const apiLine = judgeApi(api.probe, config.api.baseUrl ?? '', config.api.userAgent);
   const [scopes, oauth, webhook] = await Promise.all([
     // A refused key or an unreachable API would fail all three scopes for the same reason: say it once.
@@ -75,14 +86,20 @@ export async function runDoctorChecks(deps: ProbeDeps): Promise<DoctorReport> {
     oauthFindings(deps, migrations?.ok === true && migrations.value.pending.length === 0),
     config.alerts.webhookUrl === undefined || config.alerts.webhookSecret === undefined
       ? Promise.resolve(null)
-      : probeWebhook(config.alerts.webhookUrl, config.api.userAgent),
+      : probeWebhook(
+          config.alerts.webhookUrl,
+          config.api.userAgent,
+          config.alerts.webhookAuthorization?.reveal(),
+        ),
   ]);
   const checks: CheckResult[] = [
     describeConfiguration(config),
     judgePostgres(postgres, database),
+    judgeTopology(topology),
     judgeMigrations(migrations),
-    judgeRedis(redis),
+    judgeRedis(redis, config.redis.topology.mode, describeRedis(config.redis)),
     judgeEvictionPolicy(redis),
+    judgeRedisFailover(redis),
     apiLine,
     judgeScope('read:checkins', scopes?.checkins ?? null),
     judgeScope('read:restaurant_challenges', scopes?.challenges ?? null),
@@ -94,9 +111,12 @@ export async function runDoctorChecks(deps: ProbeDeps): Promise<DoctorReport> {
       alertsRaised: config.oauth !== undefined,
       probe: webhook,
     }),
-    api.dateHeader === null
-      ? skip('clock', 'not checked: no answer from the API')
-      : judgeClock({ ...api, safetyLagMs: config.checkins.safetyLagMs }),
+    judgeClock({
+      ...api,
+      safetyLagMs: config.checkins.safetyLagMs,
+      postgres: postgresClock,
+      redis: redisClock,
+    }),
   ];
   return scrubSecrets(doctorReport(checks), knownSecrets(config));
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { pingRedis, withTimeout } from '../status/queue-depths.js';
 import type { DB } from '../warehouse/schema.js';
 import { migrationsCurrent } from '../warehouse/migrate.js';
@@ -10,8 +10,11 @@ export type CheckResult = { ok: true } | { ok: false; error: string };
 
 export interface Readiness {
   ready: boolean;
-  checks: { postgres: CheckResult; redis: CheckResult; migrations: CheckResult };
+  checks: { postgres: CheckResult; redis: CheckResult; migrations: CheckResult; worker?: CheckResult };
 }
+
+/** In a worker: whether its queue workers take the jobs they could (liveness.ts). */
+export type LivenessProbe = () => { ok: boolean; stuckQueues: readonly string[] };
 
 /** What a failed check says about itself: the real error (addresses, driver texts) goes to the log. */
 export type ReadinessFailureLog = (check: keyof Readiness['checks'], detail: unknown) => void;
@@ -25,6 +28,7 @@ export const READINESS_PHRASES = {
   migrationsPending: 'pending migrations: run `rewards-etl migrate`',
   migrationsUnchecked: 'not checked: postgres unreachable',
   migrationsFailed: 'migration check failed',
+  workerStuck: 'queue worker not taking jobs (stuck); the process restarts',
 } as const;
 
 function failedWith(error: string): CheckResult {
@@ -38,8 +42,9 @@ function failedWith(error: string): CheckResult {
  */
 export async function checkReadiness(
   db: Kysely<DB>,
-  redis: Redis | undefined,
+  redis: RedisClient | undefined,
   logFailure: ReadinessFailureLog = () => undefined,
+  liveness?: LivenessProbe,
 ): Promise<Readiness> {
   const postgres = await withTimeout(sql`select 1`.execute(db), CHECK_TIMEOUT_MS, 'postgres')
     .then((): CheckResult => ({ ok: true }))
@@ -60,14 +65,24 @@ export async function checkReadiness(
           })
       : Promise.resolve(failedWith(READINESS_PHRASES.migrationsUnchecked)),
   ]);
-  const checks = { postgres, redis: redisCheck, migrations };
-  return { ready: postgres.ok && redisCheck.ok && migrations.ok, checks };
+  const worker = liveness === undefined ? undefined : checkWorker(liveness);
+  const checks = { postgres, redis: redisCheck, migrations, ...(worker === undefined ? {} : { worker }) };
+  return { ready: postgres.ok && redisCheck.ok && migrations.ok && (worker?.ok ?? true), checks };
 }
 
-async function checkRedis(redis: Redis | undefined, logFailure: ReadinessFailureLog): Promise<CheckResult> {
+async function checkRedis(
+  redis: RedisClient | undefined,
+  logFailure: ReadinessFailureLog,
+): Promise<CheckResult> {
   if (redis === undefined) return failedWith(READINESS_PHRASES.noRedis);
   const ping = await pingRedis(redis, CHECK_TIMEOUT_MS);
   if (ping.ok) return ping;
   logFailure('redis', ping.reason);
   return failedWith(READINESS_PHRASES.redisUnreachable);
+}
+
+/** Queue names are ours (no address, no secret): they may be shown. */
+function checkWorker(liveness: LivenessProbe): CheckResult {
+  const { ok, stuckQueues } = liveness();
+  return ok ? { ok: true } : failedWith(`${READINESS_PHRASES.workerStuck}: ${stuckQueues.join(', ')}`);
 }

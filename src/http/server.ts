@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { isLoopbackHost, type Config } from '../config.js';
@@ -10,7 +10,7 @@ import type { PipelineMetrics } from '../metrics.js';
 import { collectGaugeFigures, collectStatus, knownSecrets, scrubSecrets } from '../status/collect-status.js';
 import { thresholdsFor } from '../status/verdict.js';
 import type { DB } from '../warehouse/schema.js';
-import { checkReadiness } from './readiness.js';
+import { checkReadiness, type LivenessProbe } from './readiness.js';
 import { refreshGauges } from './refresh-gauges.js';
 import { singleFlightCache } from './single-flight-cache.js';
 import { renderStatusPage } from './status-page.js';
@@ -20,11 +20,13 @@ export interface HttpServerOptions {
   /** HTTP_HOST: 127.0.0.1 unless the operator opens it up (containers set 0.0.0.0). */
   host: string;
   db: Kysely<DB>;
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   config: Config;
   clock: Clock;
   metrics: PipelineMetrics;
   logger: Logger;
+  /** In a worker: /readyz fails while a queue worker is stuck (idle with jobs ready). */
+  liveness?: LivenessProbe;
 }
 
 export interface RunningHttpServer {
@@ -83,7 +85,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const routes: Record<string, () => Promise<Reply>> = {
     '/healthz': () => Promise.resolve({ status: 200, type: TEXT, body: 'ok\n' }),
     '/readyz': async () => {
-      const readiness = scrubSecrets(await checkReadiness(db, redis, logReadinessFailure), secrets);
+      const readiness = scrubSecrets(
+        await checkReadiness(db, redis, logReadinessFailure, options.liveness),
+        secrets,
+      );
       return json(readiness.ready ? 200 : 503, readiness);
     },
     '/metrics': async () => {

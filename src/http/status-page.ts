@@ -4,6 +4,7 @@ import type { VerdictThresholds } from '../status/verdict.js';
 import { renderHourlyChart, streamColor } from './hourly-chart.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { STATUS_PAGE_CSS } from './status-page-style.js';
+import { workerRow, workersNote } from '../status/workers-view.js';
 
 // The status page: server-rendered from a StatusReport, no script, refreshed by the browser.
 
@@ -309,6 +310,34 @@ function queuesAndAuthSection(report: StatusReport): SafeHtml {
   </section>`;
 }
 
+function workersSection(report: StatusReport): SafeHtml {
+  const { workers } = report;
+  const now = new Date(report.generatedAt);
+  const rows = workers.live.map((record) => workerRow(record, now));
+  const table = tableWith('worker', 'started', '#jobs started', 'last job', 'state');
+  return html`<section>
+    <h2>Workers <small>${workersNote(workers)}</small></h2>
+    ${
+      workers.available
+        ? listOrNone(
+            rows.map(
+              (row) =>
+                html`<tr>
+                  <td><code>${row.worker}</code></td>
+                  <td>${row.started}</td>
+                  <td class="num">${formatCount(row.jobsStarted)}</td>
+                  <td>${row.lastJob}</td>
+                  <td>${row.stuck ? badge(row.state, 'bad') : row.state}</td>
+                </tr>`,
+            ),
+            'No worker has reported in the last 30 s.',
+            table,
+          )
+        : ''
+    }
+  </section>`;
+}
+
 export function renderStatusPage(report: StatusReport, thresholds: VerdictThresholds): string {
   const { verdict } = report;
   const title = verdict.ok ? 'OK' : 'ATTENTION';
@@ -346,6 +375,7 @@ export function renderStatusPage(report: StatusReport, thresholds: VerdictThresh
         <main class="wrap">
           ${summaryCards(report, thresholds)} ${streamsTable(report)} ${chartSection(report)}
           ${failuresSection(report)} ${alertsAndRejectsSection(report)} ${queuesAndAuthSection(report)}
+          ${workersSection(report)}
         </main>
       </body>
     </html> `;

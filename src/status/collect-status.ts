@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { secretValues, type Config } from '../config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
-import { readQueueDepths } from './queue-depths.js';
+import { readQueueDepths, readWorkers } from './queue-depths.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
 import { assessStatus, thresholdsFor } from './verdict.js';
 import {
@@ -24,7 +24,7 @@ import {
 export interface StatusSources {
   db: Kysely<DB>;
   /** Without it (or when it does not answer) queue depths are reported as unknown, not as zero. */
-  redis?: Redis | undefined;
+  redis?: RedisClient | undefined;
   config: Config;
   clock: Clock;
 }
@@ -38,19 +38,31 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
   const now = clock.now();
   const dayAgo = new Date(now.getTime() - DAY_MS);
   const buckets = hourBuckets(now, CHART_HOURS);
-  const [checkins, windows, queues, lastRuns, hourly, failedPasses, intents, alerts, rejected, oauth] =
-    await Promise.all([
-      readCheckinsProgress(db, now),
-      readWindows(db),
-      readQueueDepths(redis, config.redisPrefix),
-      readLastRuns(db, STREAM_NAMES),
-      readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
-      readFailedPasses(db, STREAM_NAMES, dayAgo),
-      readIntents(db),
-      readAlerts(db),
-      readRejected(db, dayAgo),
-      readOAuth(db, config.oauth !== undefined),
-    ]);
+  const [
+    checkins,
+    windows,
+    queues,
+    workers,
+    lastRuns,
+    hourly,
+    failedPasses,
+    intents,
+    alerts,
+    rejected,
+    oauth,
+  ] = await Promise.all([
+    readCheckinsProgress(db, now),
+    readWindows(db),
+    readQueueDepths(redis, config.redisPrefix),
+    readWorkers(redis, config.redisPrefix, now.getTime()),
+    readLastRuns(db, STREAM_NAMES),
+    readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
+    readFailedPasses(db, STREAM_NAMES, dayAgo),
+    readIntents(db),
+    readAlerts(db),
+    readRejected(db, dayAgo),
+    readOAuth(db, config.oauth !== undefined),
+  ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
     const runs = lastRuns.get(stream);
@@ -69,6 +81,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     checkins,
     windows,
     queues,
+    workers,
     streams,
     throughput: {
       hours: buckets.map((bucket) => hourStart(bucket).toISOString()),

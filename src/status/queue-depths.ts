@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { ALL_QUEUES } from '../../jobs/queues.js';
-import { QUEUE_STATES, type QueueDepth, type QueuesSummary } from './status-report.js';
+import { parseWorkerRecords, splitByFreshness, workersKey } from '../worker/worker-records.js';
+import { QUEUE_STATES, type QueueDepth, type QueuesSummary, type WorkersSummary } from './status-report.js';
 
 const REDIS_TIMEOUT_MS = 2_000;
 
@@ -20,7 +21,7 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 
 /** PONG within the timeout, or why not. Never waits on a connection that is already down. */
 export async function pingRedis(
-  redis: Redis,
+  redis: RedisClient,
   timeoutMs = REDIS_TIMEOUT_MS,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   if (redis.status === 'end' || redis.status === 'close' || redis.status === 'reconnecting') {
@@ -38,7 +39,10 @@ export async function pingRedis(
  * Job counts of every queue, read through the caller's connection (shared: closing the Queue
  * objects leaves it open). `skipMetasUpdate`: looking must not write queue metadata.
  */
-export async function readQueueDepths(redis: Redis | undefined, prefix: string): Promise<QueuesSummary> {
+export async function readQueueDepths(
+  redis: RedisClient | undefined,
+  prefix: string,
+): Promise<QueuesSummary> {
   if (redis === undefined) return { available: false, reason: 'no Redis connection given', queues: [] };
   const ping = await pingRedis(redis);
   if (!ping.ok) return { available: false, reason: `Redis unreachable: ${ping.reason}`, queues: [] };
@@ -71,5 +75,33 @@ export async function readQueueDepths(redis: Redis | undefined, prefix: string):
     };
   } finally {
     await Promise.allSettled(queues.map((queue) => queue.close()));
+  }
+}
+
+/** The worker processes' self-reports (liveness watchdog), read through the caller's connection. */
+export async function readWorkers(
+  redis: RedisClient | undefined,
+  prefix: string,
+  nowMs: number,
+): Promise<WorkersSummary> {
+  if (redis === undefined)
+    return { available: false, reason: 'no Redis connection given', live: [], gone: 0 };
+  const ping = await pingRedis(redis);
+  if (!ping.ok) return { available: false, reason: `Redis unreachable: ${ping.reason}`, live: [], gone: 0 };
+  try {
+    const hash = await withTimeout(
+      redis.hgetall(workersKey(prefix)),
+      REDIS_TIMEOUT_MS,
+      'redis worker records',
+    );
+    const { live, gone } = splitByFreshness(parseWorkerRecords(hash), nowMs);
+    return { available: true, live, gone: gone.length };
+  } catch (error) {
+    return {
+      available: false,
+      reason: `Redis unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      live: [],
+      gone: 0,
+    };
   }
 }

@@ -8,6 +8,7 @@ import {
 } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { verdictLine } from './verdict.js';
+import { workerRow, workersNote } from './workers-view.js';
 
 // The terminal rendering of `status`: a verdict line first, then one compact section per concern.
 // Fits 100 columns; long texts (errors) are cut at the right edge, the JSON has them whole.
@@ -107,6 +108,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...streamsSection(report, now),
     ...throughputSection(report),
     ...queuesSection(report),
+    ...workersSection(report, now),
     ...failuresSection(report, now),
     ...intentsSection(report),
     ...alertsSection(report, now),
@@ -166,6 +168,21 @@ function queuesSection({ queues }: StatusReport): string[] {
     ...renderTable(
       ['queue', ...QUEUE_STATES],
       queues.queues.map((q) => [q.queue, ...QUEUE_STATES.map((state) => q.counts[state])]),
+    ),
+  ];
+}
+
+/** Worker processes as they report themselves (liveness watchdog); a stuck one is restarting. */
+function workersSection({ workers }: StatusReport, now: Date): string[] {
+  const out = [heading('WORKERS', workersNote(workers))];
+  if (!workers.available) return out;
+  if (workers.live.length === 0) return [...out, '  none has reported in the last 30 s'];
+  const rows = workers.live.map((record) => workerRow(record, now));
+  return [
+    ...out,
+    ...renderTable(
+      ['worker', 'started', 'jobs started', 'last job', 'state'],
+      rows.map((row) => [row.worker, row.started, row.jobsStarted, row.lastJob, row.state]),
     ),
   ];
 }

@@ -1,6 +1,8 @@
 // What `status`, `/status.json`, `/metrics` and the status page show: plain data, JSON-ready
 // (instants are ISO strings), and never a secret: token values are not even read.
 
+import type { WorkerRecord } from '../worker/worker-records.js';
+
 export const WINDOW_STATES = ['pending', 'running', 'complete', 'failed'] as const;
 export type WindowState = (typeof WINDOW_STATES)[number];
 
@@ -14,6 +16,7 @@ export interface StatusReport {
   checkins: CheckinsProgress;
   windows: WindowsSummary;
   queues: QueuesSummary;
+  workers: WorkersSummary;
   streams: StreamStatus[];
   throughput: HourlyThroughput;
   failedPasses: FailedPass[];
@@ -58,6 +61,21 @@ export interface QueueDepth {
 
 export type QueuesSummary =
   { available: true; queues: QueueDepth[] } | { available: false; reason: string; queues: [] };
+
+/**
+ * The worker processes on this Redis, as each reports itself every 5 s (liveness watchdog). A
+ * stuck one has a queue worker idle with jobs ready for WORKER_IDLE_TIMEOUT: it exits 1 to be
+ * restarted by its supervisor.
+ */
+export type WorkersSummary =
+  | {
+      available: true;
+      /** Records refreshed within the last 30 s, newest first. */
+      live: WorkerRecord[];
+      /** Records older than that (a process that was killed or lost Redis) still in the hash. */
+      gone: number;
+    }
+  | { available: false; reason: string; live: []; gone: 0 };
 
 export interface RunSummary {
   startedAt: string;

@@ -46,6 +46,13 @@ export function assessStatus(report: Omit<StatusReport, 'verdict'>, thresholds: 
       problems.push(`${stream.stream} overdue by ${formatDuration(lateSeconds)}`);
     }
   }
+  for (const worker of report.workers.live) {
+    if (!worker.stuck) continue;
+    const stuck = worker.queues.filter((queue) => queue.stuck).map((queue) => queue.queue);
+    problems.push(
+      `worker ${worker.host}:${worker.pid} stuck (${stuck.join(', ')} not taking jobs): restarting`,
+    );
+  }
   if (!report.queues.available && report.queues.reason.startsWith('Redis unreachable')) {
     problems.push('Redis unreachable: queue depths unknown');
   }

@@ -1,5 +1,4 @@
 import { serializeAlertBody } from '../alerts/alert-body.js';
-import pMap from 'p-map';
 import {
   afterFailedAttempt,
   DEFAULT_ALERT_DELIVERY_POLICY,
@@ -15,6 +14,7 @@ import {
   noteUndeliverableAlerts,
   type ClaimedAlert,
 } from '../warehouse/alerts.js';
+import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const NO_WEBHOOK = 'not delivered: ALERT_WEBHOOK_URL is not set';
@@ -33,7 +33,7 @@ export async function runAlertsPass(
   deps: StreamDeps<unknown>,
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): Promise<PassOutcome> {
-  const { db, config, logger, clock } = deps;
+  const { db, config, logger } = deps;
   const log = logger.child({ stream: 'alerts' });
   const url = config.alerts.webhookUrl;
   const secret = config.alerts.webhookSecret;
@@ -52,19 +52,29 @@ export async function runAlertsPass(
     };
   }
 
-  const webhook = { url, secret: secret.reveal(), maxReplyBytes: config.alerts.maxReplyBytes };
+  const webhook = webhookOf(config.alerts, url, secret);
   const tally: DeliveryTally = { delivered: 0, failedAttempts: 0, gaveUp: 0 };
+  const context = { webhook, policy, log, tally };
   let handled = 0;
-  while (handled < MAX_ALERTS_PER_PASS && deps.signal?.aborted !== true) {
-    const batch = await claimDueAlerts(db, {
-      now: clock.now(),
-      limit: Math.min(policy.batchSize, MAX_ALERTS_PER_PASS - handled),
-      leaseMs: policy.leaseMs,
+  let drained = false;
+  /** One alert: a slot of the process's limiter, then the claim, then the POST. */
+  const next = async () => {
+    handled++;
+    const sent = await deps.alertDeliveries.inSlot(async () => {
+      const [alert] = await claimDueAlerts(unfenced(db), { limit: 1, leaseMs: policy.leaseMs });
+      if (alert === undefined) return false;
+      await deliverClaimed(deps, alert, context);
+      return true;
     });
-    if (batch.length === 0) break;
-    handled += batch.length;
-    await deliverClaimed(deps, batch, { webhook, policy, log, tally });
-  }
+    if (sent !== true) drained = true;
+  };
+  const more = () => !drained && handled < MAX_ALERTS_PER_PASS && deps.signal?.aborted !== true;
+  // One claim first: an idle pass (every ALERTS_EVERY) costs one statement, as before.
+  if (more()) await next();
+  const worker = async () => {
+    while (more()) await next();
+  };
+  await Promise.all(Array.from({ length: Math.max(1, policy.concurrency) }, worker));
 
   const backlog = await refreshGauges(deps);
   const { delivered, failedAttempts, gaveUp } = tally;
@@ -74,9 +84,10 @@ export async function runAlertsPass(
 
 /**
  * Delivers these alerts now, right after the transaction that recorded them committed, instead of
- * leaving them for the next alerts pass. The same claim (lease, attempt counted) as the pass, so a
- * pass running meanwhile never sends one twice at the same moment; a failure is retried by the
- * pass on its backoff. Without a webhook this does nothing (the pass notes the alerts).
+ * leaving them for the next alerts pass. Each takes a slot of the process's limiter (the one the
+ * pass uses), then the same claim as the pass (lease, attempt counted), so a pass running meanwhile
+ * never sends one twice at the same moment; a failure is retried by the pass on its backoff.
+ * Without a webhook this does nothing (the pass notes the alerts).
  */
 export async function deliverAlertsNow(
   deps: StreamDeps<unknown>,
@@ -84,18 +95,66 @@ export async function deliverAlertsNow(
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): Promise<DeliveryTally> {
   const tally: DeliveryTally = { delivered: 0, failedAttempts: 0, gaveUp: 0 };
-  const { webhookUrl: url, webhookSecret: secret, maxReplyBytes } = deps.config.alerts;
+  const { webhookUrl: url, webhookSecret: secret } = deps.config.alerts;
   if (url === undefined || secret === undefined || ids.length === 0) return tally;
-  const batch = await claimDueAlerts(deps.db, {
-    now: deps.clock.now(),
-    limit: ids.length,
-    leaseMs: policy.leaseMs,
-    ids,
-  });
-  const webhook = { url, secret: secret.reveal(), maxReplyBytes };
-  const log = deps.logger.child({ stream: 'alerts' });
-  await deliverClaimed(deps, batch, { webhook, policy, log, tally });
+  const context = {
+    webhook: webhookOf(deps.config.alerts, url, secret),
+    policy,
+    log: deps.logger.child({ stream: 'alerts' }),
+    tally,
+  };
+  await Promise.all(
+    ids.map((id) =>
+      deps.alertDeliveries.inSlot(async () => {
+        const [alert] = await claimDueAlerts(unfenced(deps.db), {
+          limit: 1,
+          leaseMs: policy.leaseMs,
+          ids: [id],
+        });
+        if (alert !== undefined) await deliverClaimed(deps, alert, context);
+      }),
+    ),
+  );
   return tally;
+}
+
+/**
+ * deliverAlertsNow in the background: the caller (the intents tick) goes on at once, whatever the
+ * receiver's speed; shutdown waits for it (AlertDeliverySlots.close). A failure is left to the
+ * alerts pass, which retries it on its backoff: nothing is lost.
+ */
+export function deliverAlertsSoon(deps: StreamDeps<unknown>, ids: readonly string[]): void {
+  deps.alertDeliveries.inBackground(async () => {
+    try {
+      await deliverAlertsNow(deps, ids);
+    } catch (error) {
+      deps.logger.warn(
+        { stream: 'alerts', err: error, alertIds: ids },
+        'immediate alert delivery failed; the alerts pass will retry',
+      );
+    }
+  });
+}
+
+interface Webhook {
+  url: string;
+  secret: string;
+  maxReplyBytes: number;
+  /** `Basic …` when ALERT_WEBHOOK_URL carried user:password (docs/payment-intents.md). */
+  authorization: string | undefined;
+}
+
+function webhookOf(
+  alerts: StreamDeps<unknown>['config']['alerts'],
+  url: string,
+  secret: NonNullable<StreamDeps<unknown>['config']['alerts']['webhookSecret']>,
+): Webhook {
+  return {
+    url,
+    secret: secret.reveal(),
+    maxReplyBytes: alerts.maxReplyBytes,
+    authorization: alerts.webhookAuthorization?.reveal(),
+  };
 }
 
 interface DeliveryTally {
@@ -104,12 +163,12 @@ interface DeliveryTally {
   gaveUp: number;
 }
 
-/** One attempt for each claimed alert, concurrently: delivered, retried later, or given up. */
+/** One attempt for a claimed alert: delivered, retried later, or given up. */
 async function deliverClaimed(
   deps: StreamDeps<unknown>,
-  batch: readonly ClaimedAlert[],
+  alert: ClaimedAlert,
   context: {
-    webhook: { url: string; secret: string; maxReplyBytes: number };
+    webhook: Webhook;
     policy: AlertDeliveryPolicy;
     log: StreamDeps<unknown>['logger'];
     tally: DeliveryTally;
@@ -118,62 +177,59 @@ async function deliverClaimed(
   const { db, clock, metrics } = deps;
   const { webhook, policy, log, tally } = context;
   const target = describeTarget(webhook.url);
-  await pMap(
-    batch,
-    async (alert) => {
-      const result = await deliverOne(alert, { ...webhook, policy, now: clock.now() });
-      const now = clock.now();
-      if (result.ok) {
-        await markAlertDelivered(db, alert.id, now);
-        tally.delivered++;
-        metrics.alertDeliveries.inc({ outcome: 'delivered' });
-        log.info(
-          { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
-          'alert delivered',
-        );
-        return;
-      }
-      const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
-      if (next.giveUp) {
-        await markAlertAttemptFailed(db, alert.id, { error: result.error, failedAt: now });
-        tally.gaveUp++;
-        metrics.alertDeliveries.inc({ outcome: 'gave_up' });
-        log.error(
-          {
-            alertId: alert.id,
-            paymentIntentId: alert.paymentIntentId,
-            attempts: alert.attempts,
-            error: result.error,
-            target,
-          },
-          'alert delivery given up',
-        );
-        return;
-      }
-      await markAlertAttemptFailed(db, alert.id, { error: result.error, nextAttemptAt: next.nextAttemptAt });
-      tally.failedAttempts++;
-      metrics.alertDeliveries.inc({ outcome: 'failed' });
-      log.warn(
-        {
-          alertId: alert.id,
-          attempts: alert.attempts,
-          error: result.error,
-          target,
-          nextAttemptAt: next.nextAttemptAt.toISOString(),
-        },
-        'alert delivery failed; will retry',
-      );
+  const result = await deliverOne(alert, { ...webhook, policy, now: clock.now() });
+  const now = clock.now();
+  if (result.ok) {
+    await markAlertDelivered(unfenced(db), alert);
+    tally.delivered++;
+    metrics.alertDeliveries.inc({ outcome: 'delivered' });
+    log.info(
+      { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
+      'alert delivered',
+    );
+    return;
+  }
+  const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
+  if (next.giveUp) {
+    await markAlertAttemptFailed(unfenced(db), alert, { error: result.error, giveUp: true });
+    tally.gaveUp++;
+    metrics.alertDeliveries.inc({ outcome: 'gave_up' });
+    log.error(
+      {
+        alertId: alert.id,
+        paymentIntentId: alert.paymentIntentId,
+        attempts: alert.attempts,
+        error: result.error,
+        target,
+      },
+      'alert delivery given up',
+    );
+    return;
+  }
+  await markAlertAttemptFailed(unfenced(db), alert, { error: result.error, retryInMs: next.retryInMs });
+  tally.failedAttempts++;
+  metrics.alertDeliveries.inc({ outcome: 'failed' });
+  log.warn(
+    {
+      alertId: alert.id,
+      attempts: alert.attempts,
+      error: result.error,
+      target,
+      nextAttemptAt: new Date(now.getTime() + next.retryInMs).toISOString(),
     },
-    { concurrency: policy.concurrency },
+    'alert delivery failed; will retry',
   );
 }
 
 async function deliverOne(
   alert: ClaimedAlert,
-  input: { url: string; secret: string; maxReplyBytes: number; policy: AlertDeliveryPolicy; now: Date },
+  input: Webhook & { policy: AlertDeliveryPolicy; now: Date },
 ): Promise<{ ok: true } | { ok: false; error: string }> {
   const rawBody = serializeAlertBody({ id: alert.id, createdAt: alert.createdAt, payload: alert.payload });
-  const headers = alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret });
+  const headers = {
+    ...alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret }),
+    ...(input.authorization === undefined ? {} : { authorization: input.authorization }),
+  };
   const result = await postAlert({
     url: input.url,
     rawBody,

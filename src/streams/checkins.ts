@@ -11,7 +11,6 @@ import {
   nextKeysetBound,
   planWindowsWithHistory,
   splitWindow,
-  windowKey,
   type Window,
 } from '../sync/windows.js';
 import {
@@ -27,7 +26,6 @@ import type { Executor } from '../warehouse/database.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
 import type { Rejection } from '../warehouse/rejected-records.js';
 import type { SyncWindow } from '../warehouse/schema.js';
-import { withAdvisoryLock } from '../warehouse/sync-runs.js';
 import {
   beginAttempt,
   completeWindow,
@@ -42,12 +40,20 @@ import {
   releaseWindow,
   replaceWithParts,
   resetForRepage,
+  runningWindowsLeasedFrom,
   saveCheckinsState,
+  advanceStoredWatermark,
   windowOf,
   windowsInRange,
   windowsWithDropToConfirm,
 } from '../warehouse/sync-windows.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import { stopsThePass } from './pass-stop.js';
+import { unfenced } from '../leases/fenced-database.js';
+import { LeaseLostError } from '../leases/lease-lost-error.js';
+import { CHECKINS_PLANNER_LEASE, windowLease } from '../leases/lease-names.js';
+import { currentProcess, holderIsGone } from '../leases/process-identity.js';
+import { withLease } from '../leases/with-lease.js';
+import { leaseOptionsOf, type PassOutcome, type StreamDeps } from './stream.js';
 
 export type CheckinsDeps = StreamDeps<Pick<PartnerApi, 'checkInPages' | 'countCheckIns'>>;
 
@@ -58,42 +64,53 @@ export type WindowOutcome =
   | { status: 'complete'; window: Window; rows: number; requests: number; removed: number; repages: number }
   | { status: 'split'; window: Window; parts: Window[]; requests: number }
   | { status: 'failed'; window: Window; requests: number; error: string }
-  | { status: 'skipped'; window: Window; reason: 'locked' | 'missing' | 'already complete'; requests: 0 };
+  | { status: 'skipped'; window: Window; reason: 'locked' | 'missing' | 'already complete'; requests: 0 }
+  /** The window's lease was lost midway: the current holder (or the next taker) resumes from the checkpoint. */
+  | { status: 'lease-lost'; window: Window; requests: 0; reason: string };
 
 /**
  * Plans the windows of [from, to) that no known window covers yet (so a backfill over an
- * already-synced period adds only its gaps) and moves the frontier. Under a lock: two planners
- * racing would otherwise cut the same period into overlapping windows.
+ * already-synced period adds only its gaps) and moves the frontier. Under the planner's lease:
+ * two planners racing would otherwise cut the same period into overlapping windows. When
+ * another process holds it, plans nothing (that process is planning).
  */
 export async function planCheckinWindows(
-  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config'>,
+  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config' | 'logger' | 'signal'>,
   range: { from?: Date; to?: Date } = {},
+): Promise<{ planned: number; merged: number; from: Date; to: Date; busy: boolean }> {
+  const result = await withLease(deps.db, CHECKINS_PLANNER_LEASE, leaseOptionsOf(deps), (lease) =>
+    planUnderLease({ ...deps, db: lease.db }, range),
+  );
+  if (!result.acquired) {
+    const from = range.from ?? new Date(0);
+    return { planned: 0, merged: 0, from, to: range.to ?? from, busy: true };
+  }
+  return { ...result.value, busy: false };
+}
+
+async function planUnderLease(
+  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config'>,
+  range: { from?: Date; to?: Date },
 ): Promise<{ planned: number; merged: number; from: Date; to: Date }> {
   const { db, clock, config } = deps;
-  const result = await withAdvisoryLock(db, 'checkins-planner', async () => {
-    const now = clock.now();
-    const state = await loadCheckinsState(db);
-    const from =
-      range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS);
-    const to = range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs);
-    const known = await knownWindowsOverlapping(db, from, to);
-    // History older than the look-back is never re-checked: it is planned in coarser windows.
-    const { windowMs, historyWindowMs, lookbackMs } = config.checkins;
-    const fineFrom = Math.floor((now.getTime() - lookbackMs) / windowMs) * windowMs;
-    const windows = gaps({ start: from.getTime(), end: to.getTime() }, known).flatMap((gap) =>
-      planWindowsWithHistory(gap.start, gap.end, { windowMs, historyWindowMs, fineFrom }),
-    );
-    const planned = await insertPlannedWindows(db, windows);
-    const merged = await mergeFragments(deps, now);
-    const frontier = state.frontier === null || to > state.frontier ? to : state.frontier;
-    const watermark = state.watermark ?? (from < to ? from : null);
-    await saveCheckinsState(db, { watermark, frontier }, now);
-    return { planned, merged, from, to };
-  });
-  if (!result.acquired) {
-    return { planned: 0, merged: 0, from: range.from ?? new Date(0), to: range.to ?? new Date(0) };
-  }
-  return result.value;
+  const now = clock.now();
+  const state = await loadCheckinsState(db);
+  const from =
+    range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS);
+  const to = range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs);
+  const known = await knownWindowsOverlapping(db, from, to);
+  // History older than the look-back is never re-checked: it is planned in coarser windows.
+  const { windowMs, historyWindowMs, lookbackMs } = config.checkins;
+  const fineFrom = Math.floor((now.getTime() - lookbackMs) / windowMs) * windowMs;
+  const windows = gaps({ start: from.getTime(), end: to.getTime() }, known).flatMap((gap) =>
+    planWindowsWithHistory(gap.start, gap.end, { windowMs, historyWindowMs, fineFrom }),
+  );
+  const planned = await insertPlannedWindows(db, windows);
+  const merged = await mergeFragments(deps, now);
+  const frontier = state.frontier === null || to > state.frontier ? to : state.frontier;
+  const watermark = state.watermark ?? (from < to ? from : null);
+  await saveCheckinsState(db, { watermark, frontier }, now);
+  return { planned, merged, from, to };
 }
 
 /**
@@ -152,43 +169,52 @@ export async function pageWindow(
   window: Window,
   options: { force?: boolean } = {},
 ): Promise<WindowOutcome> {
+  try {
+    const leased = await withLease(deps.db, windowLease(window), leaseOptionsOf(deps), (lease) =>
+      pageLeasedWindow({ ...deps, db: lease.db, signal: lease.signal }, window, options),
+    );
+    return leased.acquired ? leased.value : { status: 'skipped', window, reason: 'locked', requests: 0 };
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+    deps.logger.warn(
+      { window: describe(window), reason: error.reason },
+      'check-in window stopped: its lease was lost; it resumes from its checkpoint',
+    );
+    return { status: 'lease-lost', window, requests: 0, reason: error.message };
+  }
+}
+
+/** pageWindow's work, with `deps.db` fenced by the window's lease and `deps.signal` aborting when it is lost. */
+async function pageLeasedWindow(
+  deps: CheckinsDeps,
+  window: Window,
+  options: { force?: boolean },
+): Promise<WindowOutcome> {
   const { db } = deps;
-  const locked = await withAdvisoryLock(
-    db,
-    `checkins-window:${windowKey(window)}`,
-    async (): Promise<WindowOutcome> => {
-      try {
-        const started = await beginAttempt(db, window, deps.clock.now(), options);
-        if (started === undefined) {
-          const missing = (await loadWindow(db, window)) === undefined;
-          return { status: 'skipped', window, reason: missing ? 'missing' : 'already complete', requests: 0 };
-        }
-        return await pageAttempts(deps, window, started);
-      } catch (error) {
-        if (deps.signal?.aborted === true) {
-          // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
-          await releaseWindow(db, window, deps.clock.now());
-          throw error;
-        }
-        const message = error instanceof Error ? error.message : String(error);
-        const row = await loadWindow(db, window);
-        const now = deps.clock.now();
-        await failWindow(
-          db,
-          window,
-          message,
-          now,
-          new Date(now.getTime() + retryDelayMs(row?.attempts ?? 1)),
-        );
-        deps.logger.warn(
-          { window: describe(window), err: error },
-          'check-in window failed; it will be retried',
-        );
-        return { status: 'failed', window, requests: 0, error: message };
-      }
-    },
-  );
-  return locked.acquired ? locked.value : { status: 'skipped', window, reason: 'locked', requests: 0 };
+  try {
+    const started = await beginAttempt(db, window, deps.clock.now(), options);
+    if (started === undefined) {
+      const missing = (await loadWindow(db, window)) === undefined;
+      return { status: 'skipped', window, reason: missing ? 'missing' : 'already complete', requests: 0 };
+    }
+    return await pageAttempts(deps, window, started);
+  } catch (error) {
+    // A lost lease: nothing more may be written; withLease reports it.
+    if (error instanceof LeaseLostError || deps.signal?.reason instanceof LeaseLostError) throw error;
+    if (deps.signal?.aborted === true) {
+      // Shutting down: not a failure. The checkpoint stays; the next taker resumes from it.
+      await releaseWindow(db, window, deps.clock.now());
+      throw error;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const row = await loadWindow(db, window);
+    await failWindow(db, window, message, deps.clock.now(), retryDelayMs(row?.attempts ?? 1));
+    deps.logger.warn({ window: describe(window), err: error }, 'check-in window failed; it will be retried');
+    // The API asked everyone to wait longer than RETRY_AFTER_MAX: not this window's failure
+    // alone; the whole pass (or the worker's job) stops here.
+    if (stopsThePass(error)) throw error;
+    return { status: 'failed', window, requests: 0, error: message };
+  }
 }
 
 /** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
@@ -308,7 +334,8 @@ async function pageToEnd(
   let page = row.cursor_page;
   let firstOfAttempt = row.first_total_count === null && page === 0 && before === window.end;
   const rejectionsSeen = new Set<string>();
-  const embeddedLocations = embeddedLocationsCacheFor(db);
+  // Per database, not per lease: the locations this process wrote stay written across windows.
+  const embeddedLocations = embeddedLocationsCacheFor(unfenced(db));
   let requests = 0;
   let rows = 0;
   let allowed = 0;
@@ -381,11 +408,11 @@ async function pageToEnd(
           checkIns: rows,
           locations: embedded,
           rejections: [...result.rejections, ...refusedRows],
+          firstMet: [...fresh, ...refusedRows.filter(isFresh)],
           checkpoint: {
             cursorBefore: new Date(nextBefore),
             cursorPage: nextPage,
             rows: records.length - refusedRows.length,
-            rejected: fresh.length + refusedRows.filter(isFresh).length,
             apiTotalCount: total,
             now: seenAt,
             ...(firstOfAttempt ? { firstTotalCount: total } : {}),
@@ -478,6 +505,7 @@ export async function recheckLookback(
       now,
       reason: 'confirming a suspected drop of rows',
       countAsRepage: false,
+      onlyIf: 'complete',
     });
     repaged++;
   }
@@ -494,7 +522,7 @@ export async function recheckLookback(
       else await markChecked(db, window, now, probe.apiTotal);
     }
     if (reason !== null) {
-      await resetForRepage(db, window, { now, reason, countAsRepage: false });
+      await resetForRepage(db, window, { now, reason, countAsRepage: false, onlyIf: 'complete' });
       repaged++;
     }
   }
@@ -510,9 +538,14 @@ export async function planAndRecheck(
   deps: CheckinsDeps,
   options: { fullLookback?: boolean } = {},
 ): Promise<{ planned: number; probes: number; repaged: number }> {
-  const plan = await planCheckinWindows(deps);
-  const lookback = await recheckLookback(deps, options.fullLookback === true ? { everyMs: 0 } : {});
-  return { planned: plan.planned, ...lookback };
+  const result = await withLease(deps.db, CHECKINS_PLANNER_LEASE, leaseOptionsOf(deps), async (lease) => {
+    const leased = { ...deps, db: lease.db, signal: lease.signal };
+    const plan = await planUnderLease(leased, {});
+    const lookback = await recheckLookback(leased, options.fullLookback === true ? { everyMs: 0 } : {});
+    return { planned: plan.planned, ...lookback };
+  });
+  // Another process is planning and re-checking right now.
+  return result.acquired ? result.value : { planned: 0, probes: 0, repaged: 0 };
 }
 
 /** Moves the low watermark across contiguous complete windows; never backwards. */
@@ -527,8 +560,31 @@ export async function updateWatermark(deps: Pick<CheckinsDeps, 'db' | 'clock'>):
   );
   if (moved === state.watermark.getTime()) return state.watermark;
   const watermark = new Date(moved);
-  await saveCheckinsState(db, { ...state, watermark }, clock.now());
+  // The watermark alone: the planner may be moving the frontier right now.
+  await advanceStoredWatermark(db, watermark, clock.now());
   return watermark;
+}
+
+/**
+ * The windows to page now: those due (dueWindows), plus running windows whose lease a process of
+ * this host took and that process is gone (kill -9): taken over at once instead of after the
+ * lease's TTL. Used by the planner job, `run checkins` and `backfill`.
+ */
+export async function windowsToPage(
+  db: CheckinsDeps['db'],
+  options: { ignoreBackoff?: boolean } = {},
+): Promise<SyncWindow[]> {
+  const due = await dueWindows(db, options);
+  const self = currentProcess();
+  if (self.hostKey === null) return due;
+  const orphaned = (await runningWindowsLeasedFrom(db, self.hostKey)).filter((row) =>
+    holderIsGone(self, { hostKey: self.hostKey, pid: row.lease_pid }),
+  );
+  if (orphaned.length === 0) return due;
+  const known = new Set(due.map((row) => row.window_start.getTime()));
+  return [...due, ...orphaned.filter((row) => !known.has(row.window_start.getTime()))].sort(
+    (a, b) => a.window_start.getTime() - b.window_start.getTime(),
+  );
 }
 
 /** Windows one foreground pass pages at once (the worker's window queue runs two per process). */
@@ -546,25 +602,31 @@ export async function runCheckinsPass(
 ): Promise<PassOutcome> {
   // `fullLookback: false` paces the look-back by CHECKINS_LOOKBACK_EVERY, as the worker does.
   const prepared = await planAndRecheck(deps, { fullLookback: options.fullLookback ?? true });
-  const tally = { complete: 0, split: 0, failed: 0, skipped: 0 };
+  const tally = { complete: 0, split: 0, failed: 0, skipped: 0, 'lease-lost': 0 };
+  let stopped: Error | undefined;
   let rows = 0;
   let requests = prepared.probes;
   // Splits add new due windows, so keep taking due windows until none is left.
   for (let round = 0; round < 20; round++) {
-    // In the foreground every running window is tried at once: its advisory lock says whether a
-    // live process holds it (skipped) or its holder died (resumed from its checkpoint).
-    const due = await dueWindows(deps.db, deps.clock.now(), {
-      staleRunningMs: 0,
-      ignoreBackoff: round === 0,
-    });
+    // A running window is due once its lease has expired (its holder died): resumed from its checkpoint.
+    const due = await windowsToPage(deps.db, { ignoreBackoff: round === 0 });
     const mine = due.filter((row) => row.status !== 'failed' || round === 0);
     if (mine.length === 0) break;
     let progressed = false;
     // Two windows in flight, as a worker runs two window jobs: one parses while the other waits.
+    // After an error that stops the pass, no further window starts; the one in flight finishes.
     await pMap(
       mine,
       async (row) => {
-        const outcome = await pageWindow(deps, windowOf(row));
+        if (stopped !== undefined) return;
+        let outcome: WindowOutcome;
+        try {
+          outcome = await pageWindow(deps, windowOf(row));
+        } catch (error) {
+          if (!stopsThePass(error)) throw error;
+          stopped ??= error;
+          return;
+        }
         requests += outcome.requests;
         tally[outcome.status]++;
         if (outcome.status === 'complete') rows += outcome.rows;
@@ -572,6 +634,7 @@ export async function runCheckinsPass(
       },
       { concurrency: WINDOWS_IN_FLIGHT },
     );
+    if (stopped !== undefined) throw stopped;
     if (!progressed) break;
   }
   const watermark = await updateWatermark(deps);

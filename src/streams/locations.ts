@@ -9,6 +9,7 @@ import {
   writeLocations,
 } from '../warehouse/locations.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
+import { stopsThePass } from './pass-stop.js';
 import { isPassInterruption } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
@@ -99,7 +100,7 @@ export async function runLocationsPass(
       }
       consecutiveFailures = 0;
     } catch (error) {
-      if (!isPassInterruption(error, signal)) throw error;
+      if (stopsThePass(error) || !isPassInterruption(error, signal)) throw error;
       lastError = error;
       counts.failed++;
       consecutiveFailures++;

@@ -20,8 +20,15 @@ import {
   writeMemberProfile,
   writeMemberStatus,
   type MemberConnection,
+  type MemberPiiPolicy,
 } from '../warehouse/members.js';
+import { storableText } from '../api/records/storable.js';
+import { stripControlCharacters } from '../status/format.js';
+import { protectRejectedPayload } from '../sync/member-pii.js';
+import type { Executor } from '../warehouse/database.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
+import { stopsThePass } from './pass-stop.js';
+import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'members';
@@ -54,8 +61,27 @@ export async function runMembersPass(
     Math.floor(config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000)),
   );
   const candidates = await stalestConnections(db, 10_000);
-  const apis = options.apis ?? createMemberApis({ config, redis: deps.redis, db, logger });
-  const stats = { synced: 0, skippedForBudget: 0, needsReauth: 0, failed: 0, requests: 0, rejected: 0 };
+  // Member tokens are stored without the stream's lease: a rotated refresh token must never be lost.
+  const apis =
+    options.apis ??
+    createMemberApis({
+      config,
+      redis: deps.redis,
+      db: unfenced(db),
+      logger,
+      nowMs: () => clock.now().getTime(),
+    });
+  const stats = {
+    synced: 0,
+    profileRejected: 0,
+    skippedForBudget: 0,
+    needsReauth: 0,
+    failed: 0,
+    requests: 0,
+    rejected: 0,
+  };
+  /** account_status values the spec does not list, seen this pass (a drift to report, not an error). */
+  const unlistedAccountStatuses = new Set<string>();
   let lastError: string | undefined;
   const aborted = () => signal?.aborted === true;
   try {
@@ -72,13 +98,37 @@ export async function runMembersPass(
           spend: () => stats.requests++,
         });
         stats.rejected += result.rejected;
-        await recordMemberSync(db, connection.memberId, {
-          ok: true,
-          at: clock.now(),
-          checkInsResumePage: result.checkInsResumePage,
-        });
-        stats.synced++;
+        if (result.unlistedAccountStatus !== undefined) {
+          unlistedAccountStatuses.add(result.unlistedAccountStatus);
+          log.warn(
+            { memberId: connection.memberId, accountStatus: result.unlistedAccountStatus },
+            "member profile has an account_status the partner API's documentation does not list; stored as given",
+          );
+        }
+        if (result.profileRejected === undefined) {
+          await recordMemberSync(db, connection.memberId, {
+            ok: true,
+            at: clock.now(),
+            checkInsResumePage: result.checkInsResumePage,
+          });
+          stats.synced++;
+        } else {
+          // Not synced: the profile is in rejected_records, not in `members`. The member's other
+          // records were validated on their own and are stored (docs/members.md).
+          await recordMemberSync(db, connection.memberId, {
+            ok: 'without-profile',
+            at: clock.now(),
+            checkInsResumePage: result.checkInsResumePage,
+            error: `profile rejected (kept in rejected_records): ${result.profileRejected}`,
+          });
+          stats.profileRejected++;
+          log.warn(
+            { memberId: connection.memberId },
+            'member profile rejected; the member is not synced, their other records are stored',
+          );
+        }
       } catch (error) {
+        if (stopsThePass(error)) throw error;
         if (!(error instanceof PartnerApiError) || aborted()) throw error;
         const reauth = error instanceof RefreshTokenRevokedError || error instanceof OAuthNotAuthorizedError;
         if (reauth) stats.needsReauth++;
@@ -99,20 +149,55 @@ export async function runMembersPass(
   } finally {
     if (options.apis === undefined) await apis.close();
   }
+  const left = stats.failed + stats.profileRejected;
   const status =
-    stats.failed > 0 && stats.synced === 0 ? 'failed' : stats.failed > 0 ? 'partial' : 'succeeded';
+    stats.failed > 0 && stats.synced + stats.profileRejected === 0
+      ? 'failed'
+      : left > 0
+        ? 'partial'
+        : 'succeeded';
+  // No member id and nothing personal here: sync_runs.details and `run` outlive `members forget`.
+  const problems = [
+    ...(stats.profileRejected > 0
+      ? [
+          `${stats.profileRejected} member(s) whose profile was rejected: not synced (the profile is in ` +
+            'rejected_records, their other records are stored); `rewards-etl members list` names them',
+        ]
+      : []),
+    ...(stats.failed > 0
+      ? [`${stats.failed} member(s) failed to sync; \`rewards-etl members list\` names them`]
+      : []),
+  ];
   return {
     status,
     rows: stats.synced,
     requests: stats.requests,
-    details: { ...stats, budget, connections: candidates.length },
+    details: {
+      ...stats,
+      budget,
+      connections: candidates.length,
+      ...(unlistedAccountStatuses.size === 0
+        ? {}
+        : { unlistedAccountStatuses: [...unlistedAccountStatuses].join(',') }),
+    },
     ...(lastError === undefined ? {} : { error: lastError }),
+    ...(problems.length === 0 ? {} : { problems }),
   };
 }
 
 interface MemberSyncResult {
   rejected: number;
   checkInsResumePage: number | null;
+  /** Why the profile was rejected (it is in rejected_records); absent when it was stored. */
+  profileRejected?: string;
+  /** The profile's account_status when the spec does not list it (the member is stored with it). */
+  unlistedAccountStatus?: string;
+}
+
+/** A value from the API shown in a log line and sync_runs.details: short, one line. */
+function shortValue(value: string): string {
+  const clean = stripControlCharacters(storableText(value));
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }
 
 /**
@@ -125,7 +210,7 @@ async function syncMember(
   connection: MemberConnection,
   budget: { requestsLeft: number; spend: () => void },
 ): Promise<MemberSyncResult> {
-  const { db, config, clock, signal } = deps;
+  const { db, clock, signal } = deps;
   const memberId = connection.memberId;
   const rejections: Rejection[] = [];
   const call = { signal, priority: 'normal' as const };
@@ -139,22 +224,24 @@ async function syncMember(
   const tags = await counted(api.getMyTags(call));
   const at = clock.now();
   const user = recordOf(me, rejections);
+  const profileRejection = me !== SKIPPED && !me.ok ? me.rejection : undefined;
   if (user !== undefined && user.id !== memberId) {
+    // No ids in the text: it lands in sync_runs, which `members forget` does not rewrite.
     throw new UnexpectedResponseShapeError(
-      `GET /users/me answered member ${user.id} for the connection of ${memberId}`,
+      "GET /users/me answered another member than the connection's (the token's sub)",
       {},
     );
   }
   const statusRecord = status === SKIPPED ? undefined : status === null ? null : recordOf(status, rejections);
   const walletList = listOf(wallets, '/users/me/wallets', rejections);
   const tagList = listOf(tags, '/users/me/tags', rejections);
-  const pii = { mode: config.members.pii, key: config.oauth!.encryptionKey.reveal() };
+  const pii = piiPolicy(deps);
   await db.transaction().execute(async (trx) => {
     if (user !== undefined) await writeMemberProfile(trx, user, pii, at);
     if (statusRecord !== undefined) await writeMemberStatus(trx, memberId, statusRecord, at);
     if (walletList !== undefined) await replaceMemberWallets(trx, memberId, walletList, at);
     if (tagList !== undefined) await replaceMemberTags(trx, memberId, tagList, at);
-    await storeRejections(trx, STREAM, rejections, at);
+    await storeMemberRejections(trx, memberId, rejections, pii, at);
   });
   const checkIns = await syncMemberCheckIns(deps, api, connection, {
     pages: Math.max(1, budget.requestsLeft - MIN_REQUESTS_PER_MEMBER + 1),
@@ -164,7 +251,39 @@ async function syncMember(
   return {
     rejected: rejections.length + checkIns.rejected + membershipRejected,
     checkInsResumePage: checkIns.resumePage,
+    ...(profileRejection === undefined ? {} : { profileRejected: profileRejection.reason }),
+    ...(user === undefined || user.accountStatusListed
+      ? {}
+      : { unlistedAccountStatus: shortValue(user.accountStatus) }),
   };
+}
+
+function piiPolicy(deps: StreamDeps<PartnerApi>): MemberPiiPolicy {
+  return { mode: deps.config.members.pii, key: deps.config.oauth!.encryptionKey.reveal() };
+}
+
+/**
+ * A member's rejected records: attributed to the member (what `members forget` deletes by; a visit
+ * or a membership does not name its member) and with personal fields as MEMBER_PII says, exactly
+ * as in `members` (src/sync/member-pii.ts).
+ */
+async function storeMemberRejections(
+  db: Executor,
+  memberId: string,
+  rejections: readonly Rejection[],
+  pii: MemberPiiPolicy,
+  at: Date,
+): Promise<void> {
+  await storeRejections(
+    db,
+    STREAM,
+    rejections.map((rejection) => ({
+      ...rejection,
+      memberId,
+      payload: protectRejectedPayload(rejection.payload, pii.mode, pii.key),
+    })),
+    at,
+  );
 }
 
 /**
@@ -192,7 +311,7 @@ async function syncMemberCheckIns(
         const at = clock.now();
         await db.transaction().execute(async (trx) => {
           await upsertMemberCheckIns(trx, memberId, result.records, at);
-          await storeRejections(trx, STREAM, result.rejections, at);
+          await storeMemberRejections(trx, memberId, result.rejections, piiPolicy(deps), at);
         });
         rejected += result.rejections.length;
         const decision = afterMemberCheckInPage({
@@ -245,7 +364,7 @@ async function syncMemberships(
       const at = clock.now();
       await db.transaction().execute(async (trx) => {
         await upsertMemberships(trx, memberId, page.records, at);
-        await storeRejections(trx, STREAM, page.rejections, at);
+        await storeMemberRejections(trx, memberId, page.rejections, piiPolicy(deps), at);
       });
       rejected += page.rejections.length;
       if (++pages >= MAX_MEMBERSHIP_PAGES) break;

@@ -1,16 +1,24 @@
 import type { PartnerApi } from '../api/partner-api.js';
-import { finishSyncRun, startSyncRun, withAdvisoryLock } from '../warehouse/sync-runs.js';
+import { LeaseLostError } from '../leases/lease-lost-error.js';
+import { streamLease } from '../leases/lease-names.js';
+import { unfenced } from '../leases/fenced-database.js';
+import { withLease } from '../leases/with-lease.js';
+import { finishSyncRun, startSyncRun } from '../warehouse/sync-runs.js';
 import { STREAMS, type PassContext, type StreamName } from './registry.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import { leaseOptionsOf, type PassOutcome, type StreamDeps } from './stream.js';
 
 export type PassResult =
   | (PassOutcome & { stream: StreamName; runId: string })
-  | { stream: StreamName; status: 'skipped'; reason: string };
+  | { stream: StreamName; status: 'skipped'; reason: string }
+  /** The pass lost its stream lease midway: it stopped, and whoever holds the lease now does the work. */
+  | { stream: StreamName; status: 'lease-lost'; reason: string };
 
 /**
- * Runs one pass of a stream the same way from `run` and from a worker job: under a Postgres
- * advisory lock (one pass per stream at a time across every process), recorded in sync_runs,
- * counted in metrics. Another holder of the lock means the work is being done: skipped.
+ * Runs one pass of a stream the same way from `run` and from a worker job: under the stream's
+ * lease (one pass per stream at a time across every process; src/leases/), recorded in sync_runs,
+ * counted in metrics. Another holder of the lease means the work is being done: skipped. Every
+ * write of the pass goes through the lease's fenced database, so a pass whose lease is lost
+ * commits nothing more; it is then reported as `lease-lost`, not as a failure of the API.
  */
 export async function runStreamPass(
   deps: StreamDeps<PartnerApi>,
@@ -20,33 +28,72 @@ export async function runStreamPass(
   const { db, clock, logger, metrics } = deps;
   const log = logger.child({ stream });
   const pass = await STREAMS[stream].loadPass();
-  const locked = await withAdvisoryLock(db, `stream:${stream}`, async () => {
-    const runId = await startSyncRun(db, stream, clock.now());
-    try {
-      const outcome = await pass({ ...deps, logger: log }, context);
-      await finishSyncRun(db, runId, { ...outcome, finishedAt: clock.now() });
-      metrics.passes.inc({ stream, status: outcome.status });
-      log.info(
-        { status: outcome.status, rows: outcome.rows, requests: outcome.requests, details: outcome.details },
-        'pass finished',
-      );
-      return { ...outcome, stream, runId };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      await finishSyncRun(db, runId, {
+  let runId: string | undefined;
+  try {
+    const leased = await withLease(
+      db,
+      streamLease(stream),
+      leaseOptionsOf({ ...deps, logger: log }),
+      async (lease) => {
+        runId = await startSyncRun(lease.db, stream, clock.now());
+        try {
+          const outcome = await pass({ ...deps, db: lease.db, signal: lease.signal, logger: log }, context);
+          await finishSyncRun(lease.db, runId, { ...outcome, finishedAt: clock.now() });
+          metrics.passes.inc({ stream, status: outcome.status });
+          log.info(
+            {
+              status: outcome.status,
+              rows: outcome.rows,
+              requests: outcome.requests,
+              details: outcome.details,
+            },
+            'pass finished',
+          );
+          return { ...outcome, stream, runId };
+        } catch (error) {
+          if (lease.signal.reason instanceof LeaseLostError || error instanceof LeaseLostError) throw error;
+          const message = error instanceof Error ? error.message : String(error);
+          await finishSyncRun(lease.db, runId, {
+            status: 'failed',
+            finishedAt: clock.now(),
+            rows: 0,
+            error: message,
+          }).catch(() => undefined);
+          metrics.passes.inc({ stream, status: 'failed' });
+          log.error({ err: error }, 'pass failed');
+          throw error;
+        }
+      },
+    );
+    if (!leased.acquired) {
+      const holder = leased.heldBy;
+      log.info({ holder: holder?.holder }, 'another process is running this stream; skipped');
+      return {
+        stream,
+        status: 'skipped',
+        reason:
+          holder === null
+            ? 'another process holds the stream lease'
+            : `another process (${holder.holder}) holds the stream lease for up to ${Math.ceil(holder.expiresInMs / 1000)} s more unless it renews it (a process killed with kill -9 lets it expire)`,
+      };
+    }
+    return leased.value;
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+    // The run's own row, written without the lease: nobody else writes it, and it must not stay "running".
+    if (runId !== undefined) {
+      await finishSyncRun(unfenced(deps.db), runId, {
         status: 'failed',
         finishedAt: clock.now(),
         rows: 0,
-        error: message,
+        error: error.message,
       }).catch(() => undefined);
-      metrics.passes.inc({ stream, status: 'failed' });
-      log.error({ err: error }, 'pass failed');
-      throw error;
     }
-  });
-  if (!locked.acquired) {
-    log.info('another process is running this stream; skipped');
-    return { stream, status: 'skipped', reason: 'another process holds the stream lock' };
+    metrics.passes.inc({ stream, status: 'lease_lost' });
+    log.warn(
+      { reason: error.reason },
+      'pass stopped: its stream lease was lost; the current holder does the work',
+    );
+    return { stream, status: 'lease-lost', reason: error.message };
   }
-  return locked.value;
 }

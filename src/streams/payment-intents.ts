@@ -27,7 +27,7 @@ import {
   loadStoredIntents,
   markLookedAt,
   openIntentsReach,
-  pollAgainAt,
+  pollAgainNow,
   recordFullObservation,
   saveIntentStreamState,
   type FullObservationOutcome,
@@ -35,7 +35,8 @@ import {
   type StoredIntent,
 } from '../warehouse/payment-intents.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
-import { deliverAlertsNow } from './alerts.js';
+import { deliverAlertsSoon } from './alerts.js';
+import { stopsThePass } from './pass-stop.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'payment_intents';
@@ -120,8 +121,6 @@ interface Tick {
   /** The stream's logger (bound to `stream: payment_intents`). */
   log: StreamDeps<PartnerApi>['logger'];
   lastError?: string;
-  /** Alerts recorded this tick, being delivered while the tick goes on. */
-  deliveries: Promise<unknown>[];
   noteError(error: unknown, what: Record<string, unknown>): void;
 }
 
@@ -193,7 +192,6 @@ async function runIntentTick(deps: StreamDeps<PartnerApi>, settings: Settings, i
     }),
     stats: emptyStats(),
     log,
-    deliveries: [],
     noteError(error, what) {
       this.stats.errors++;
       this.lastError = error instanceof Error ? error.message : String(error);
@@ -206,20 +204,17 @@ async function runIntentTick(deps: StreamDeps<PartnerApi>, settings: Settings, i
     tick.state.lastFullSweepAt === null ||
     startedAt.getTime() - tick.state.lastFullSweepAt.getTime() >= settings.fullSweepEveryMs;
   const due = await findDueOpenIntents(db, {
-    now: startedAt,
     payee: tick.payee,
     limit: Math.max(1_000, tick.budget * 50),
   });
   const sweep = await sweepIntentList(tick, { due, fullSweep });
   const fetches = await fetchFullForms(tick, { due, sweep });
-  await Promise.all(tick.deliveries);
 
   // Changes the budget could not fetch this tick: due at once, so the next tick looks first.
   const finishedAt = clock.now();
-  await pollAgainAt(
+  await pollAgainNow(
     db,
     fetches.deferredChanges.filter((f) => f.why === 'changed').map((f) => f.id),
-    finishedAt,
   );
   for (const fetch of fetches.deferredChanges)
     if (fetch.why === 'first-sight' && fetch.createdAt) fetches.failedFirstSights.push(fetch.createdAt);
@@ -340,6 +335,7 @@ async function sweepIntentList(
     }
     if (!newestFirst) tick.log.warn('the payment intent list is not newest first: sweeps cannot stop early');
   } catch (error) {
+    if (stopsThePass(error)) throw error;
     tick.noteError(error, { during: 'list sweep' });
   }
   return result;
@@ -458,13 +454,8 @@ function noteObservation(
   tick.stats.alerts++;
   if (input.fromList) tick.stats.alertsFromList++;
   log.info({ paymentIntentId: intent.id, alertId: outcome.alertId }, 'payment_intent.paid alert recorded');
-  const alertId = outcome.alertId;
-  tick.deliveries.push(
-    deliverAlertsNow(tick.deps, [alertId]).catch((error: unknown) => {
-      // The alerts pass retries it on its schedule; nothing is lost.
-      log.warn({ err: error, alertId }, 'immediate alert delivery failed; the alerts pass will retry');
-    }),
-  );
+  // In the background: the tick never waits for the receiver (docs/payment-intents.md).
+  deliverAlertsSoon(tick.deps, [outcome.alertId]);
 }
 
 /**
@@ -499,21 +490,28 @@ async function fetchFullForms(
     planned.map((f) => f.id),
   );
   const failedFirstSights: Date[] = [];
+  // After an error that stops the pass, no further fetch starts; those in flight finish.
+  let stopped: Error | undefined;
   await pMap(
     planned,
     async (fetch) => {
-      if (deps.signal?.aborted === true) return;
+      if (deps.signal?.aborted === true || stopped !== undefined) return;
       const previous = stored.get(fetch.id)?.status ?? null;
       try {
         const recorded = await fetchAndRecord(tick, fetch, stored.get(fetch.id));
         if (!recorded && previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       } catch (error) {
+        if (stopsThePass(error)) {
+          stopped ??= error;
+          return;
+        }
         tick.noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
         if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       }
     },
     { concurrency: settings.concurrency },
   );
+  if (stopped !== undefined) throw stopped;
   return { deferredChanges, failedFirstSights, dueLeft: Math.max(0, duePolls.length - polls.length) };
 }
 

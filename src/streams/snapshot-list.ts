@@ -13,6 +13,7 @@ import { writePageWithFallback } from '../warehouse/page-fallback.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import type { DB } from '../warehouse/schema.js';
 import { lastFinishedRun } from '../warehouse/sync-runs.js';
+import { stopsThePass } from './pass-stop.js';
 import type { StreamName } from './registry.js';
 import type { StreamDeps } from './stream.js';
 
@@ -83,7 +84,7 @@ export async function readSnapshotList<R extends { id: string; raw: unknown }>(
       deps.metrics.recordsRejected.inc({ stream }, rejections.length);
     }
   } catch (error) {
-    if (!isPassInterruption(error, deps.signal)) throw error;
+    if (stopsThePass(error) || !isPassInterruption(error, deps.signal)) throw error;
     read.interruption = error;
     read.incompleteReason = `the pass stopped early: ${error.message}`;
     return read;

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Redis } from 'ioredis';
+import type { AlertDeliverySlots } from '../alerts/delivery-slots.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { LeaseOptions } from '../leases/with-lease.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
@@ -12,13 +14,22 @@ export { STREAM_NAMES, isStreamName, type StreamName } from './registry.js';
 /** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
 export interface StreamDeps<Api> {
   db: Kysely<DB>;
-  redis: Redis;
+  redis: RedisClient;
   api: Api;
   clock: Clock;
   config: Config;
   logger: Logger;
   metrics: PipelineMetrics;
+  /** The process's one limiter for alert POSTs, and its background deliveries. */
+  alertDeliveries: AlertDeliverySlots;
   signal?: AbortSignal;
+}
+
+/** How the work of these deps takes a lease: LEASE_TTL, aborted on shutdown, logged by their logger. */
+export function leaseOptionsOf(
+  deps: Pick<StreamDeps<unknown>, 'config' | 'signal' | 'logger'>,
+): LeaseOptions {
+  return { ttlMs: deps.config.leases.ttlMs, signal: deps.signal, logger: deps.logger };
 }
 
 export interface PassOutcome {

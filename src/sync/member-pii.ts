@@ -36,3 +36,26 @@ export function applyPiiPolicy(
   for (const field of PII_FIELDS) if (field in copy) copy[field] = protectedValues[field];
   return { values: protectedValues, raw: copy };
 }
+
+/**
+ * A rejected member record as `rejected_records.payload` may keep it: the four PII fields at its
+ * top level follow MEMBER_PII exactly as in `members` (the same keyed HMAC, so a hash in a
+ * rejection matches the member's row), whatever type they arrived as. A value that is not a string
+ * (the API sent `zipcode: 10014`) is hashed as its JSON text. `omit` leaves them null. Anything
+ * not an object is returned as is. Pure.
+ */
+export function protectRejectedPayload(payload: unknown, mode: MemberPiiMode, key: Buffer): unknown {
+  if (mode === 'store' || typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    return payload;
+  }
+  const copy: Record<string, unknown> = { ...(payload as Record<string, unknown>) };
+  for (const field of PII_FIELDS) {
+    if (!(field in copy)) continue;
+    const value = copy[field];
+    if (value === null || value === undefined) continue;
+    // JSON text of a JSON value (a number, an object): never undefined for what JSON.parse gave.
+    const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? 'null');
+    copy[field] = protectPii(text, mode, key);
+  }
+  return copy;
+}

@@ -16,18 +16,20 @@ export interface ClaimedAlert {
  * the attempt, in the same statement. The row lock is released at once (no transaction held open
  * across an HTTP request); the lease keeps other workers away meanwhile, and if this worker dies
  * mid-send the alert becomes due again when the lease runs out (at-least-once).
+ *
+ * The claim is a lease on the row: due-ness and the lease's end are Postgres's now() (a worker
+ * whose clock is off claims exactly when any other would), and `attempts` after the claim is its
+ * fencing token: the delivery record of an attempt only lands while no later claim was made.
  */
 export async function claimDueAlerts(
   db: Executor,
   input: {
-    now: Date;
     limit: number;
     leaseMs: number;
     /** Only these alerts (delivery right after their transition commits); all due ones otherwise. */
     ids?: readonly string[];
   },
 ): Promise<ClaimedAlert[]> {
-  const leaseUntil = new Date(input.now.getTime() + input.leaseMs);
   if (input.ids?.length === 0) return [];
   const onlyIds = input.ids === undefined ? sql`true` : sql`id = any(${[...input.ids]}::uuid[])`;
   const { rows } = await sql<{
@@ -38,10 +40,11 @@ export async function claimDueAlerts(
     attempts: number;
   }>`
     update rewards.alerts as a
-    set attempts = a.attempts + 1, next_attempt_at = ${leaseUntil}::timestamptz
+    set attempts = a.attempts + 1,
+        next_attempt_at = now() + ${Math.max(1, Math.round(input.leaseMs))} * interval '1 millisecond'
     where a.id in (
       select id from rewards.alerts
-      where delivered_at is null and failed_at is null and next_attempt_at <= ${input.now}::timestamptz
+      where delivered_at is null and failed_at is null and next_attempt_at <= now()
         and ${onlyIds}
       order by next_attempt_at, created_at
       limit ${input.limit}
@@ -59,30 +62,41 @@ export async function claimDueAlerts(
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
-export async function markAlertDelivered(db: Executor, id: string, at: Date): Promise<void> {
+/**
+ * The receiver accepted `alert`. Recorded even when a later claim exists (it was delivered; the
+ * later attempt, if it runs, is a redelivery receivers dedupe), never twice.
+ */
+export async function markAlertDelivered(db: Executor, alert: Pick<ClaimedAlert, 'id'>): Promise<void> {
   await db
     .updateTable('rewards.alerts')
-    .set({ delivered_at: at, last_error: null })
-    .where('id', '=', id)
+    .set({ delivered_at: sql<Date>`now()`, last_error: null })
+    .where('id', '=', alert.id)
     .where('delivered_at', 'is', null)
     .execute();
 }
 
-/** A failed attempt: retry at `nextAttemptAt`, or give up (`failedAt`). */
+/**
+ * A failed attempt: retry `retryInMs` from now (Postgres's), or give up. Fenced by the claim's
+ * token: a worker whose claim was taken over (its lease ran out mid-send) records nothing, so it
+ * can neither push out nor end the newer attempt.
+ */
 export async function markAlertAttemptFailed(
   db: Executor,
-  id: string,
-  outcome: { error: string; nextAttemptAt: Date } | { error: string; failedAt: Date },
+  alert: Pick<ClaimedAlert, 'id' | 'attempts'>,
+  outcome: { error: string; retryInMs: number } | { error: string; giveUp: true },
 ): Promise<void> {
   await db
     .updateTable('rewards.alerts')
     .set({
       last_error: outcome.error.slice(0, 500),
-      ...('failedAt' in outcome
-        ? { failed_at: outcome.failedAt }
-        : { next_attempt_at: outcome.nextAttemptAt }),
+      ...('giveUp' in outcome
+        ? { failed_at: sql<Date>`now()` }
+        : {
+            next_attempt_at: sql<Date>`now() + ${Math.max(0, Math.round(outcome.retryInMs))} * interval '1 millisecond'`,
+          }),
     })
-    .where('id', '=', id)
+    .where('id', '=', alert.id)
+    .where('attempts', '=', alert.attempts)
     .where('delivered_at', 'is', null)
     .execute();
 }

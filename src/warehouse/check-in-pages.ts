@@ -1,10 +1,12 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CheckIn, Location } from '../api/records/index.js';
 import type { Window } from '../sync/windows.js';
-import { checkInUpsert, writeCheckIns } from './check-ins.js';
+import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
-import { pageCheckpoint, recordPage, type PageProgress } from './sync-windows.js';
+import { heldLeasesQuery } from './leases.js';
+import { pageCheckpoint, recordPage, WindowGoneError, type PageProgress } from './sync-windows.js';
+import { leasesOf, lostLeaseError, unfenced } from '../leases/fenced-database.js';
 
 /**
  * A check-in commit need not wait for its WAL flush: if Postgres crashes, the last few commits
@@ -25,7 +27,12 @@ export interface CheckInPageCommit {
   /** The embedded locations still to write (EmbeddedLocationsCache). */
   locations: readonly Location[];
   rejections: readonly Rejection[];
-  checkpoint: PageProgress;
+  /**
+   * The rejections first met in this attempt. Those with a stored row in the window count as seen
+   * rows (refreshRefusedSightings), the others as rejected on the checkpoint.
+   */
+  firstMet: readonly Rejection[];
+  checkpoint: Omit<PageProgress, 'rejected'>;
   seenAt: Date;
 }
 
@@ -35,22 +42,65 @@ export interface CheckInPageCommit {
  * check-ins only (nearly every page once its locations are written) is ONE statement: the
  * upsert and the checkpoint as data-modifying CTEs of one implicit transaction, instead of
  * BEGIN, SET, upsert, checkpoint, COMMIT.
+ *
+ * Fenced like every write under a lease (src/leases/fenced-database.ts): the transaction form
+ * through the leased database, the one statement with the lease check as its first CTE (rows
+ * locked FOR SHARE) and both writes conditional on it. A lost lease writes nothing and throws
+ * LeaseLostError; a window row that took no checkpoint throws WindowGoneError.
  */
 export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
-  const upsert = checkInUpsert(page.checkIns, page.seenAt);
-  const checkpoint = pageCheckpoint(db, page.window, page.checkpoint);
   if (page.locations.length === 0 && page.rejections.length === 0) {
-    const ctes =
-      upsert === null
-        ? sql`checkpoint as (${checkpoint})`
-        : sql`written as (${upsert}), checkpoint as (${checkpoint})`;
-    await sql`with ${ctes} select ${RELAXED_COMMIT}`.execute(db);
+    await commitInOneStatement(db, page);
     return;
   }
   await db.transaction().execute(async (trx) => {
     await relaxCommitDurability(trx);
     await writeCheckIns(trx, page.checkIns, page.seenAt, page.checkIns.length === 0 ? [] : page.locations);
     await storeRejections(trx, 'checkins', page.rejections, page.seenAt);
-    await recordPage(trx, page.window, page.checkpoint);
+    const range = { start: new Date(page.window.start), end: new Date(page.window.end) };
+    const stored = await refreshRefusedSightings(
+      trx,
+      range,
+      page.rejections.map((r) => r.recordId),
+      page.seenAt,
+    );
+    const rejected = page.firstMet.filter(
+      (r) => r.recordId === null || !stored.has(r.recordId.toLowerCase()),
+    ).length;
+    await recordPage(trx, page.window, { ...page.checkpoint, rejected });
   });
+}
+
+async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
+  const leases = leasesOf(db);
+  // The statement carries its own lease check: run it as it is, not wrapped by the fenced database.
+  const plain = unfenced(db);
+  const held =
+    leases.length === 0
+      ? sql<boolean>`true`
+      : sql<boolean>`(select count(*) from lease_check) = ${leases.length}`;
+  const upsert = checkInUpsert(page.checkIns, page.seenAt, held);
+  // Rows only: no rejection on this page.
+  const checkpoint = pageCheckpoint(plain, page.window, { ...page.checkpoint, rejected: 0 }, held).returning(
+    sql`1`.as('one'),
+  );
+  const ctes = [
+    ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
+    ...(upsert === null ? [] : [sql`written as (${upsert})`]),
+    sql`checkpoint as (${checkpoint})`,
+  ];
+  const { rows } = await sql<{ held: boolean; checkpointed: number }>`
+    with ${sql.join(ctes)}
+    select ${held} as held, (select count(*) from checkpoint)::int as checkpointed, ${RELAXED_COMMIT}`.execute(
+    plain,
+  );
+  const result = rows[0];
+  if (result?.held !== true) {
+    const { rows: heldNow } = await heldLeasesQuery(leases).execute(plain);
+    throw lostLeaseError(
+      leases,
+      heldNow.map((row) => row.name),
+    );
+  }
+  if (result.checkpointed !== 1) throw new WindowGoneError(page.window);
 }

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type RawBuilder, type Transaction } from 'kysely';
-import type { CheckIn, Location } from '../api/records/index.js';
+import { isUuid, type CheckIn, type Location } from '../api/records/index.js';
 import type { Executor } from './database.js';
 import type { DB, SyncWindow } from './schema.js';
 import { CHECKINS_STREAM } from './sync-windows.js';
@@ -24,8 +24,15 @@ export async function upsertCheckInPage(
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
 }
 
-/** The upsert of `upsertCheckInPage` as a statement to run or embed (null: nothing to write). */
-export function checkInUpsert(checkIns: readonly CheckIn[], seenAt: Date): RawBuilder<unknown> | null {
+/**
+ * The upsert of `upsertCheckInPage` as a statement to run or embed (null: nothing to write);
+ * `onlyIf` is an extra condition on every row (the page statement's lease check).
+ */
+export function checkInUpsert(
+  checkIns: readonly CheckIn[],
+  seenAt: Date,
+  onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
+): RawBuilder<unknown> | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return null;
   return sql`
@@ -40,6 +47,7 @@ export function checkInUpsert(checkIns: readonly CheckIn[], seenAt: Date): RawBu
       ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
       ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[]
     ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)
+    where ${onlyIf}
     on conflict (id) do update set
       location_id = excluded.location_id,
       restaurant_id = excluded.restaurant_id,
@@ -64,6 +72,30 @@ export async function writeCheckIns(
 ): Promise<void> {
   await upsertCheckInPage(trx, checkIns, seenAt);
   await upsertEmbeddedLocations(trx, locations, seenAt);
+}
+
+/**
+ * Check-ins the API listed in this window whose new value was refused (by validation or by the
+ * database): their stored rows are refreshed as seen (`last_seen_at`; a row marked deleted is live
+ * again), content untouched. The API still lists them, so they are never counted as unseen,
+ * suspected or marked deleted. Returns the ids that have a stored row in the window: those are
+ * accounted for as rows, and must not also count as rejected.
+ */
+export async function refreshRefusedSightings(
+  db: Executor,
+  window: { start: Date; end: Date },
+  recordIds: readonly (string | null)[],
+  seenAt: Date,
+): Promise<Set<string>> {
+  const ids = [...new Set(recordIds.filter(isUuid).map((id) => id.toLowerCase()))];
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`
+    update rewards.check_ins as c
+    set last_seen_at = greatest(c.last_seen_at, ${seenAt}::timestamptz), deleted_at = null
+    where c.id = any(${ids}::uuid[])
+      and c.created_at >= ${window.start} and c.created_at < ${window.end}
+    returning c.id`.execute(db);
+  return new Set(rows.map((row) => row.id));
 }
 
 export interface WindowCounts {

@@ -21,9 +21,12 @@ export function createDatabase(options: DatabaseOptions): Kysely<DB> {
     idleTimeoutMillis: 30_000,
   });
   // A client's error (Postgres restarting, its session terminated) must not crash the process.
-  // pg-pool listens on idle clients only ('error' on the pool); a checked-out one, such as the
-  // connection holding an advisory lock, needs its own listener. The query in flight still fails
-  // with the error, and the broken client is discarded when released.
+  // pg-pool listens on idle clients only ('error' on the pool); a checked-out one (a transaction
+  // in progress) needs its own listener. The query in flight still fails with the error, and the
+  // broken client is discarded when released.
+  // Nothing relies on a session: no session advisory lock, no SET without LOCAL, no named
+  // prepared statement, no LISTEN. So each transaction may land on a different server connection
+  // (a transaction-mode pooler: PgBouncer, Supabase's port 6543).
   pool.on('error', () => undefined);
   pool.on('connect', (client) => {
     client.on('error', () => undefined);

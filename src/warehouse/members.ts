@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../api/records/index.js';
-import { contentHash } from '../api/records/index.js';
+import { contentHash, progressInApiNames } from '../api/records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
@@ -109,18 +109,23 @@ export async function countConnectionsByStatus(
   return counts;
 }
 
-/** The outcome of one member's sync: success, or an error (and the state it leaves the connection in). */
+/**
+ * The outcome of one member's sync: success; everything but the profile (rejected, so not a
+ * success: the error says why, the visits' resume page still moves); or an error (and the state it
+ * leaves the connection in).
+ */
 export async function recordMemberSync(
   db: Executor,
   memberId: string,
   outcome:
     | { ok: true; at: Date; checkInsResumePage: number | null }
+    | { ok: 'without-profile'; at: Date; checkInsResumePage: number | null; error: string }
     | { ok: false; at: Date; error: string; status: MemberConnectionStatus },
 ): Promise<void> {
   await db
     .updateTable('rewards.member_connections')
     .set(
-      outcome.ok
+      outcome.ok === true
         ? {
             last_synced_at: outcome.at,
             last_success_at: outcome.at,
@@ -128,21 +133,51 @@ export async function recordMemberSync(
             last_error_at: null,
             check_ins_resume_page: outcome.checkInsResumePage,
           }
-        : {
-            last_synced_at: outcome.at,
-            last_error: outcome.error.slice(0, 500),
-            last_error_at: outcome.at,
-            status: outcome.status,
-          },
+        : outcome.ok === 'without-profile'
+          ? {
+              last_synced_at: outcome.at,
+              last_error: outcome.error.slice(0, 500),
+              last_error_at: outcome.at,
+              check_ins_resume_page: outcome.checkInsResumePage,
+            }
+          : {
+              last_synced_at: outcome.at,
+              last_error: outcome.error.slice(0, 500),
+              last_error_at: outcome.at,
+              status: outcome.status,
+            },
     )
     .where('member_id', '=', memberId)
     .execute();
 }
 
-/** Removes a member from every member table, their history, their connection and their tokens. */
+/**
+ * Removes a member from every member table, their history, their rejected records, their
+ * connection and their tokens, in one transaction (docs/members.md lists what it removes).
+ * Rejected records are found by `member_id` (every member record rejected since migration
+ * 20261125_0006) and, for rows stored before, by a payload that names the member: a profile's
+ * `id` (its record id) or a status's `user`.
+ */
 export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Record<string, number>> {
   return db.transaction().execute(async (trx) => {
     const removed: Record<string, number> = {};
+    const rejected = await trx
+      .deleteFrom('rewards.rejected_records')
+      .where((eb) =>
+        eb.or([
+          eb('member_id', '=', memberId),
+          eb.and([
+            eb('stream', '=', 'members'),
+            eb.or([
+              eb(sql`lower(record_id)`, '=', memberId),
+              eb(sql`lower(payload->>'user')`, '=', memberId),
+              eb(sql`lower(payload->>'id')`, '=', memberId),
+            ]),
+          ]),
+        ]),
+      )
+      .executeTakeFirst();
+    removed['rejected_records'] = Number(rejected.numDeletedRows);
     const count = (result: { numDeletedRows: bigint }[]) =>
       result.reduce((sum, r) => sum + Number(r.numDeletedRows), 0);
     const membershipIds = trx
@@ -177,11 +212,17 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
   });
 }
 
+/** MEMBER_PII and the key its `hash` mode uses (TOKEN_ENCRYPTION_KEY). */
+export interface MemberPiiPolicy {
+  mode: MemberPiiMode;
+  key: Buffer;
+}
+
 /** The profile, with email, phone, birthdate and zipcode as MEMBER_PII says (in the raw copy too). */
 export async function writeMemberProfile(
   trx: Transaction<DB>,
   user: User,
-  pii: { mode: MemberPiiMode; key: Buffer },
+  pii: MemberPiiPolicy,
   at: Date,
 ): Promise<void> {
   const { values, raw } = applyPiiPolicy(
@@ -250,7 +291,7 @@ export async function writeMemberStatus(
           token_multiplier: status.tokenMultiplier,
           state: status.state,
           benefits: JSON.stringify(status.benefits),
-          progress: JSON.stringify(status.progress),
+          progress: JSON.stringify(progressInApiNames(status.progress)),
           year_start: status.yearStart,
           year_end: status.yearEnd,
           started_at: status.startedAt,

@@ -1,10 +1,12 @@
-import { Migrator, sql, type Kysely, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.js';
 import { splitDatabaseUrl } from './database.js';
 import type { DB } from './schema.js';
 
 const MIGRATION_TABLE_SCHEMA = 'rewards_meta';
+/** kysely's default name, kept so that databases migrated by kysely's Migrator read the same. */
+const MIGRATION_TABLE = 'kysely_migration';
 // Any constant works; it only has to be the same in every process that migrates.
 const MIGRATE_LOCK_KEY = 7_100_431_001;
 
@@ -44,23 +46,64 @@ export class MigrationError extends Error {
 }
 
 /**
- * Applies pending migrations. Kysely's migrator locks around applying, but creates its own
- * bookkeeping tables before taking that lock; a session advisory lock around the whole
- * call makes two concurrent `migrate` runs strictly one after the other.
+ * The migrations to apply, oldest first, given the names known to this version and those the
+ * database has applied (in the order applied). Applied migrations must be the oldest known ones,
+ * in order: a database migrated by a newer version, or by a branch with other migrations, is
+ * refused rather than patched.
+ */
+export function pendingMigrations(known: readonly string[], applied: readonly string[]): string[] {
+  const sorted = [...known].sort();
+  for (const name of applied) {
+    if (!sorted.includes(name)) {
+      throw new MigrationError(`the database has migration ${name}, which this version does not know`);
+    }
+  }
+  applied.forEach((name, index) => {
+    if (sorted[index] !== name) {
+      throw new MigrationError(
+        `the database's migrations are out of order: ${name} is applied, ${sorted[index] ?? '(none)'} expected`,
+      );
+    }
+  });
+  return sorted.slice(applied.length);
+}
+
+/**
+ * Applies pending migrations in ONE transaction that first takes a transaction-scoped advisory
+ * lock: two concurrent `migrate` runs are strictly one after the other (the second waits, then
+ * finds nothing pending), and a failed migration leaves nothing behind. Nothing outlives the
+ * transaction, so it runs as well through a transaction-mode pooler (PgBouncer, Supabase's port
+ * 6543) as straight to Postgres: no session lock that a pooler could strand on a server
+ * connection. (kysely's own Migrator takes a session-level lock on a pinned connection, which a
+ * transaction-mode pooler splits across server connections, so it is not used to apply.)
+ * Bookkeeping stays kysely's table (rewards_meta.kysely_migration), so databases migrated before
+ * read the same, and `migrationProgress` reads it through kysely.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<{ applied: string[] }> {
-  return db.connection().execute(async (connection) => {
-    await sql`select pg_advisory_lock(${MIGRATE_LOCK_KEY})`.execute(connection);
-    try {
-      const result: MigrationResultSet = await createMigrator(db).migrateToLatest();
-      if (result.error !== undefined) {
-        const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-        throw new MigrationError(`migration ${failed} failed`, { cause: result.error });
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${MIGRATE_LOCK_KEY})`.execute(trx);
+    await sql`create schema if not exists ${sql.id(MIGRATION_TABLE_SCHEMA)}`.execute(trx);
+    await sql`create table if not exists ${sql.id(MIGRATION_TABLE_SCHEMA, MIGRATION_TABLE)} (
+      name varchar(255) not null primary key,
+      timestamp varchar(255) not null
+    )`.execute(trx);
+    const { rows } = await sql<{ name: string; timestamp: string }>`
+      select name, timestamp from ${sql.id(MIGRATION_TABLE_SCHEMA, MIGRATION_TABLE)}`.execute(trx);
+    // kysely's order: by the time applied, ties by name.
+    const applied = rows
+      .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || a.name.localeCompare(b.name))
+      .map((row) => row.name);
+    const pending = pendingMigrations(Object.keys(migrations), applied);
+    for (const name of pending) {
+      try {
+        await migrations[name]!.up(trx);
+      } catch (error) {
+        throw new MigrationError(`migration ${name} failed`, { cause: error });
       }
-      return { applied: (result.results ?? []).map((r) => r.migrationName) };
-    } finally {
-      await sql`select pg_advisory_unlock(${MIGRATE_LOCK_KEY})`.execute(connection);
+      await sql`insert into ${sql.id(MIGRATION_TABLE_SCHEMA, MIGRATION_TABLE)} (name, timestamp)
+                values (${name}, ${new Date().toISOString()})`.execute(trx);
     }
+    return { applied: pending };
   });
 }
 

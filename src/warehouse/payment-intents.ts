@@ -296,8 +296,9 @@ export async function applyUnchangedListObservations(
  */
 export async function findDueOpenIntents(
   db: Executor,
-  input: { now: Date; payee: string | undefined; limit: number },
+  input: { payee: string | undefined; limit: number },
 ): Promise<DueIntent[]> {
+  // Due by Postgres's clock: next_poll_at was computed from it too (the pipeline's clock).
   // Rows first written from an unfiltered list have no payee until their full form arrives.
   const payeeFilter =
     input.payee === undefined
@@ -315,7 +316,7 @@ export async function findDueOpenIntents(
       where ${payeeFilter} and created_at >= (select created_at from oldest_open)
     )
     select id, rank, created_at from ranked
-    where status = 'pending' and next_poll_at <= ${input.now}::timestamptz
+    where status = 'pending' and next_poll_at <= now()
     order by next_poll_at, id
     limit ${input.limit}`.execute(db);
   const ranked = rows.map((row) => ({ id: row.id, rank: Number(row.rank), createdAt: row.created_at }));
@@ -326,7 +327,7 @@ export async function findDueOpenIntents(
     .selectFrom('rewards.payment_intents')
     .select(['id'])
     .where('status', '=', 'pending')
-    .where('next_poll_at', '<=', input.now)
+    .where('next_poll_at', '<=', sql<Date>`now()`)
     .where((eb) =>
       payee === undefined
         ? eb('created_at', 'is', null)
@@ -384,12 +385,12 @@ export async function markLookedAt(
     .execute();
 }
 
-/** Looks at these pending intents again at `at` (used for work a pass had to leave for the next one). */
-export async function pollAgainAt(db: Executor, ids: readonly string[], at: Date): Promise<void> {
+/** Looks at these pending intents again at once (work a pass had to leave for the next one). */
+export async function pollAgainNow(db: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('rewards.payment_intents')
-    .set({ next_poll_at: at })
+    .set({ next_poll_at: sql<Date>`now()` })
     .where('id', 'in', [...ids])
     .where('status', '=', 'pending')
     .execute();

@@ -7,6 +7,8 @@ export interface Rejection {
   recordId: string | null;
   reason: string;
   payload: unknown;
+  /** The member the record belongs to (members stream): what `members forget` deletes by. */
+  memberId?: string;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function storeRejections(
     reason: storableText(rejection.reason),
     payload: storablePayloadJson(rejection.payload),
     payload_hash: hash,
+    member_id: rejection.memberId ?? null,
     seen_at: seenAt,
     last_seen_at: seenAt,
   }));
@@ -50,5 +53,6 @@ function payloadHash(rejection: Rejection): string {
     .update(storablePayloadJson(rejection.payload))
     .update('\0')
     .update(rejection.reason)
+    .update(rejection.memberId === undefined ? '' : `\0${rejection.memberId}`)
     .digest('hex');
 }

@@ -226,6 +226,20 @@ export interface SyncRunsTable {
   details: ColumnType<unknown, string | undefined, string>;
 }
 
+/** One row per piece of exclusive work (migration 0007); see src/leases/. */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  /** The holder's kernel boot and pid namespace (Linux), so a process on the same host can tell it died. */
+  host_key: string | null;
+  pid: number | null;
+  /** Fencing token: int8, a string as pg returns it. */
+  token: Int8;
+  acquired_at: Timestamp;
+  renewed_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface RejectedRecordsTable {
   id: Generated<string>;
   stream: string;
@@ -236,6 +250,8 @@ export interface RejectedRecordsTable {
   seen_at: DefaultedTimestamp;
   last_seen_at: DefaultedTimestamp;
   times_seen: Generated<number>;
+  /** The member a rejected member record belongs to (migration 20261125_0006); null for other streams. */
+  member_id: string | null;
 }
 
 export interface OAuthTokensTable {
@@ -385,6 +401,7 @@ export interface DB {
   'rewards.member_check_ins': MemberCheckInsTable;
   'rewards.memberships': MembershipsTable;
   'rewards.memberships_history': HistoryTable;
+  'rewards.leases': LeasesTable;
 }
 
 export type Restaurant = Selectable<RestaurantsTable>;

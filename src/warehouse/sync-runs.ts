@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB, SyncRunStatus } from './schema.js';
 
 export async function startSyncRun(db: Kysely<DB>, stream: string, startedAt: Date): Promise<string> {
@@ -50,26 +50,4 @@ export async function lastFinishedRun(
     .orderBy('started_at', 'desc')
     .limit(1)
     .executeTakeFirst();
-}
-
-/**
- * Runs `fn` while holding a Postgres session advisory lock named after `key`, or returns
- * `{ acquired: false }` at once when another process (worker or `run`) holds it.
- * Postgres, not Redis, so the lock dies with the holder's connection: a crash never leaves it held.
- */
-export async function withAdvisoryLock<T>(
-  db: Kysely<DB>,
-  key: string,
-  fn: () => Promise<T>,
-): Promise<{ acquired: true; value: T } | { acquired: false }> {
-  return db.connection().execute(async (connection) => {
-    const { rows } = await sql<{ locked: boolean }>`
-      select pg_try_advisory_lock(hashtextextended(${key}, 0)) as locked`.execute(connection);
-    if (rows[0]?.locked !== true) return { acquired: false } as const;
-    try {
-      return { acquired: true, value: await fn() } as const;
-    } finally {
-      await sql`select pg_advisory_unlock(hashtextextended(${key}, 0))`.execute(connection);
-    }
-  });
 }

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { Window, WindowStatus } from '../sync/windows.js';
 import type { DB, SyncWindow } from './schema.js';
 import type { Executor } from './database.js';
@@ -74,13 +74,35 @@ export interface PageProgress {
   now: Date;
 }
 
-/** The window's checkpoint, written in the same transaction as the page's rows. */
+/**
+ * The window's checkpoint, written in the same transaction as the page's rows. Throws when no
+ * row took it: a page whose checkpoint is lost must not commit as if it had one.
+ */
 export async function recordPage(db: Executor, window: Window, progress: PageProgress): Promise<void> {
-  await pageCheckpoint(db, window, progress).execute();
+  const result = await pageCheckpoint(db, window, progress).executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) throw new WindowGoneError(window);
 }
 
-/** The update of `recordPage`, to run or to embed in a page's statement. */
-export function pageCheckpoint(db: Executor, window: Window, progress: PageProgress) {
+/** The window's row is gone (split or merged by another process): its page cannot be checkpointed. */
+export class WindowGoneError extends Error {
+  override readonly name = 'WindowGoneError';
+  constructor(window: Window) {
+    super(
+      `window ${new Date(window.start).toISOString()}..${new Date(window.end).toISOString()} is gone: its page was not checkpointed`,
+    );
+  }
+}
+
+/**
+ * The update of `recordPage`, to run or to embed in a page's statement; `onlyIf` is an extra
+ * condition (the page statement's lease check).
+ */
+export function pageCheckpoint(
+  db: Executor,
+  window: Window,
+  progress: PageProgress,
+  onlyIf?: RawBuilder<boolean>,
+) {
   return db
     .updateTable('rewards.sync_windows')
     .set({
@@ -94,7 +116,8 @@ export function pageCheckpoint(db: Executor, window: Window, progress: PageProgr
         : { first_total_count: progress.firstTotalCount, api_total_count: progress.firstTotalCount }),
       updated_at: progress.now,
     })
-    .where(isWindow(window));
+    .where(isWindow(window))
+    .$if(onlyIf !== undefined, (query) => query.where(onlyIf!));
 }
 
 export async function completeWindow(
@@ -147,6 +170,8 @@ export async function resetForRepage(
     reason: string;
     countAsRepage: boolean;
     status?: Extract<WindowStatus, 'pending' | 'running'>;
+    /** Only a window still in this state (the look-back re-opens complete windows, never one being paged). */
+    onlyIf?: WindowStatus;
   },
 ): Promise<void> {
   await db
@@ -165,22 +190,24 @@ export async function resetForRepage(
       updated_at: options.now,
     })
     .where(isWindow(window))
+    .$if(options.onlyIf !== undefined, (query) => query.where('status', '=', options.onlyIf!))
     .execute();
 }
 
+/** A failed attempt: retried once `retryInMs` has passed, by Postgres's clock (the worker's is never compared). */
 export async function failWindow(
   db: Executor,
   window: Window,
   error: string,
   now: Date,
-  retryAt: Date,
+  retryInMs: number,
 ): Promise<void> {
   await db
     .updateTable('rewards.sync_windows')
     .set({
       status: 'failed',
       last_error: error.slice(0, 2_000),
-      next_attempt_at: retryAt,
+      next_attempt_at: sql<Date>`now() + ${Math.max(0, Math.round(retryInMs))} * interval '1 millisecond'`,
       updated_at: now,
     })
     .where(isWindow(window))
@@ -212,13 +239,21 @@ export async function replaceWithParts(
   });
 }
 
-/** Windows that need paging now: pending, failed and due for retry, or running but abandoned. */
+/**
+ * The name of a window's lease (src/leases/lease-names.ts, windowLease) computed in SQL from the
+ * row: `checkins-window:<start ms>-<end ms>`.
+ */
+export const windowLeaseNameSql = sql<string>`'checkins-window:' || (extract(epoch from window_start) * 1000)::bigint || '-' || (extract(epoch from window_end) * 1000)::bigint`;
+
+/**
+ * Windows that need paging now: pending, failed and due for retry, or running with no live
+ * lease (its holder died or lost it; the next taker resumes from the checkpoint). Due times and
+ * lease expiry are compared with Postgres's now(): a worker's clock never decides.
+ */
 export async function dueWindows(
   db: Executor,
-  now: Date,
-  options: { limit?: number; staleRunningMs?: number; ignoreBackoff?: boolean } = {},
+  options: { limit?: number; ignoreBackoff?: boolean } = {},
 ): Promise<SyncWindow[]> {
-  const staleBefore = new Date(now.getTime() - (options.staleRunningMs ?? 30_000));
   return db
     .selectFrom('rewards.sync_windows')
     .selectAll()
@@ -231,15 +266,39 @@ export async function dueWindows(
           // A foreground run retries failed windows now; the worker waits out their backoff.
           options.ignoreBackoff === true
             ? eb.lit(true)
-            : eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]),
+            : eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now()`)]),
         ]),
-        // A crashed process leaves its window "running"; the advisory lock tells the truth, so
-        // a stale running window is offered again and the lock decides who pages it.
-        eb.and([eb('status', '=', 'running'), eb('updated_at', '<', staleBefore)]),
+        eb.and([
+          eb('status', '=', 'running'),
+          sql<boolean>`not exists (select 1 from rewards.leases l
+                                   where l.name = ${windowLeaseNameSql} and l.expires_at > now())`,
+        ]),
       ]),
     )
     .orderBy('window_start', 'asc')
     .limit(options.limit ?? 10_000)
+    .execute();
+}
+
+/**
+ * Running windows whose live lease was taken by a process with this host key, with that process's
+ * pid: if it is gone (kill -9 on this host), the window need not wait for the lease to expire.
+ */
+export async function runningWindowsLeasedFrom(
+  db: Executor,
+  hostKey: string,
+): Promise<Array<SyncWindow & { lease_pid: number | null }>> {
+  return db
+    .selectFrom('rewards.sync_windows')
+    .innerJoin('rewards.leases as l', (join) =>
+      join.on(sql<boolean>`l.name = ${windowLeaseNameSql} and l.expires_at > now()`),
+    )
+    .selectAll('rewards.sync_windows')
+    .select('l.pid as lease_pid')
+    .where('rewards.sync_windows.stream', '=', CHECKINS_STREAM)
+    .where('rewards.sync_windows.status', '=', 'running')
+    .where('l.host_key', '=', hostKey)
+    .orderBy('rewards.sync_windows.window_start')
     .execute();
 }
 
@@ -284,14 +343,31 @@ export async function loadCheckinsState(db: Executor): Promise<CheckinsState> {
   return { watermark: row?.watermark ?? null, frontier: frontier === undefined ? null : new Date(frontier) };
 }
 
+/**
+ * Saves the planner's state. A watermark already stored is kept: only advanceStoredWatermark moves
+ * it (window jobs move it while the planner runs, and a planner's older read must not undo that).
+ */
 export async function saveCheckinsState(db: Executor, state: CheckinsState, now: Date): Promise<void> {
   const json = JSON.stringify({ frontier: state.frontier?.toISOString() });
   await db
     .insertInto('rewards.sync_state')
     .values({ stream: CHECKINS_STREAM, watermark: state.watermark, state: json, updated_at: now })
     .onConflict((conflict) =>
-      conflict.column('stream').doUpdateSet({ watermark: state.watermark, state: json, updated_at: now }),
+      conflict.column('stream').doUpdateSet({
+        watermark: sql<Date | null>`coalesce(rewards.sync_state.watermark, excluded.watermark)`,
+        state: json,
+        updated_at: now,
+      }),
     )
+    .execute();
+}
+
+/** Moves the stored watermark to `watermark` unless it is already there or beyond: never backwards. */
+export async function advanceStoredWatermark(db: Executor, watermark: Date, now: Date): Promise<void> {
+  await db
+    .updateTable('rewards.sync_state')
+    .set({ watermark: sql<Date>`greatest(watermark, ${watermark}::timestamptz)`, updated_at: now })
+    .where('stream', '=', CHECKINS_STREAM)
     .execute();
 }
 

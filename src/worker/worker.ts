@@ -1,23 +1,38 @@
-import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
 import { JOBS, QUEUE_CONCURRENCY } from '../../jobs/registry.js';
 import { ALL_QUEUES, JOB_RETENTION, type QueueName } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/job.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { describeRedis } from '../redis/settings.js';
+import { createRedisClient, type RedisClient } from '../redis/connection.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
+import {
+  createJobTracker,
+  newWorkerId,
+  startLivenessWatchdog,
+  type JobTracker,
+  type LivenessReport,
+} from './liveness.js';
 
 const SCHEDULE_CHECK_MS = 30_000;
 
 export interface RunningWorker {
   runtime: PipelineRuntime;
   queues: Map<QueueName, Queue>;
+  /** Whether every queue worker takes the jobs it could (for /readyz); see liveness.ts. */
+  liveness(): LivenessReport;
   /** Stops taking jobs, lets active ones finish (or releases them at the deadline), closes everything. */
   stop(deadlineMs?: number): Promise<void>;
+  /**
+   * After a stuck verdict: lets active jobs finish up to the deadline (then releases them), and
+   * drops every queue connection without waiting on it (a graceful close would wait on the dead one).
+   */
+  abandon(deadlineMs: number): Promise<void>;
 }
 
-export function createQueues(config: Config, connection: Redis): Map<QueueName, Queue> {
+export function createQueues(config: Config, connection: RedisClient): Map<QueueName, Queue> {
   return new Map(
     ALL_QUEUES.map((name) => [name, new Queue(name, { connection, prefix: config.redisPrefix })]),
   );
@@ -54,6 +69,12 @@ export async function startWorker(options: {
   config: Config;
   logger: Logger;
   clock?: Clock;
+  /**
+   * A queue worker took no job it could for WORKER_IDLE_TIMEOUT: its fetch loop went silent, or it
+   * left ready jobs waiting (a dead connection after a failover, say). The worker command stops
+   * and exits 1 so the supervisor starts a fresh process.
+   */
+  onStuck?: (report: LivenessReport) => void;
 }): Promise<RunningWorker> {
   const { config, logger } = options;
   const runtime = createPipelineRuntime({
@@ -62,24 +83,51 @@ export async function startWorker(options: {
     applicationName: 'rewards-etl worker',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
+  // Work starts on Postgres's time, not this host's (docs/running-in-production.md, "One clock").
+  await runtime.clockReady();
   const connection = connectQueueRedis(config, logger);
   const queues = createQueues(config, connection);
   const scheduled = await registerSchedules(config, queues);
   logger.info({ schedules: scheduled }, 'job schedules registered');
 
+  const tracker = createJobTracker();
+  const workerId = newWorkerId();
   const workers = ALL_QUEUES.map((queueName) =>
-    startQueueWorker({ queueName, config, logger, runtime, queues, connection }),
+    startQueueWorker({ queueName, config, logger, runtime, queues, connection, tracker, workerId }),
   );
-  logger.info({ queues: ALL_QUEUES, concurrency: QUEUE_CONCURRENCY }, 'worker started');
+  const watchdog = startLivenessWatchdog({
+    redis: runtime.redis,
+    prefix: config.redisPrefix,
+    queues: ALL_QUEUES,
+    concurrency: QUEUE_CONCURRENCY,
+    tracker,
+    idleTimeoutMs: config.worker.idleTimeoutMs,
+    workerId,
+    logger,
+    onStuck: (report) => {
+      logger.error(
+        { queues: report.stuckQueues, idleTimeoutMs: config.worker.idleTimeoutMs },
+        'queue worker stuck: its fetch loop stopped, or it leaves ready jobs waiting (dead Redis connection?)',
+      );
+      options.onStuck?.(report);
+    },
+  });
+  logger.info(
+    { queues: ALL_QUEUES, concurrency: QUEUE_CONCURRENCY, workerId, redis: describeRedis(config.redis) },
+    'worker started',
+  );
   const stopScheduleGuard = guardSchedules(config, queues, connection, logger);
 
   let stopping: Promise<void> | undefined;
+  const activeJobs = () => ALL_QUEUES.reduce((sum, queue) => sum + tracker.snapshot(queue).active, 0);
   return {
     runtime,
     queues,
+    liveness: () => watchdog.report(),
     stop(deadlineMs = 30_000) {
       stopping ??= (async () => {
         stopScheduleGuard();
+        await watchdog.stop();
         logger.info({ deadlineMs }, 'stopping: no new jobs; waiting for active ones');
         await closeWorkers(workers, deadlineMs, logger);
         await Promise.all([...queues.values()].map((queue) => queue.close()));
@@ -89,39 +137,90 @@ export async function startWorker(options: {
       })();
       return stopping;
     },
+    abandon(deadlineMs) {
+      stopping ??= (async () => {
+        stopScheduleGuard();
+        await watchdog.stop();
+        await until(() => activeJobs() === 0, deadlineMs);
+        if (activeJobs() > 0) {
+          logger.warn({ active: activeJobs() }, 'deadline reached: releasing active jobs');
+          for (const worker of workers) worker.cancelAllJobs('worker stuck: restarting');
+          await until(() => activeJobs() === 0, 5_000);
+        }
+        connection.disconnect();
+        const dropped = [...workers, ...queues.values()].map((item) => item.disconnect());
+        await Promise.race([
+          Promise.allSettled(dropped),
+          new Promise((resolve) => setTimeout(resolve, 2_000)),
+        ]);
+        await runtime.close();
+        logger.info('stopped (stuck)');
+      })();
+      return stopping;
+    },
   };
+}
+
+/** Resolves when `done()` holds or after `ms`, checking every 100 ms. */
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const giveUpAt = Date.now() + ms;
+  while (!done() && Date.now() < giveUpAt) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 /**
  * BullMQ's production guide: maxRetriesPerRequest null on worker connections, so a Redis
- * restart pauses the worker until it reconnects instead of failing its commands.
+ * restart or failover pauses the worker until it reconnects instead of failing its commands.
+ * BullMQ duplicates this client for each Worker's blocking connection.
  */
-function connectQueueRedis(config: Config, logger: Logger): Redis {
-  const connection = new Redis(config.redisUrl.reveal(), { maxRetriesPerRequest: null });
-  connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis (queues) connection error'));
-  return connection;
+function connectQueueRedis(config: Config, logger: Logger): RedisClient {
+  return createRedisClient(config.redis, {
+    role: 'long-lived',
+    logger: logger.child({ connection: 'queues' }),
+    connectionName: 'rewards-etl worker queues',
+  });
 }
 
 /** Runs a job through its registered definition, with the runtime's dependencies and the job's logger. */
-function processJob(runtime: PipelineRuntime, queues: Map<QueueName, Queue>, logger: Logger) {
+function processJob(
+  runtime: PipelineRuntime,
+  queues: Map<QueueName, Queue>,
+  logger: Logger,
+  queueName: QueueName,
+  tracker: JobTracker,
+) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<unknown> => {
-    const definition = JOBS[job.name];
-    if (definition === undefined) throw new Error(`unknown job ${job.name}`);
-    const payload: unknown = definition.payload.parse(job.data);
-    const context: JobContext = {
-      deps: {
-        ...runtime.deps,
-        logger: logger.child({ job: job.name, jobId: job.id }),
-        ...(signal ? { signal } : {}),
-      },
-      queue: (name) => {
-        const queue = queues.get(name);
-        if (queue === undefined) throw new Error(`no queue ${name}`);
-        return queue;
-      },
-    };
-    return definition.process(context, payload);
+    tracker.started(queueName);
+    try {
+      return await runJob(runtime, queues, logger, job, signal);
+    } finally {
+      tracker.finished(queueName);
+    }
   };
+}
+
+async function runJob(
+  runtime: PipelineRuntime,
+  queues: Map<QueueName, Queue>,
+  logger: Logger,
+  job: Job,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  const definition = JOBS[job.name];
+  if (definition === undefined) throw new Error(`unknown job ${job.name}`);
+  const payload: unknown = definition.payload.parse(job.data);
+  const context: JobContext = {
+    deps: {
+      ...runtime.deps,
+      logger: logger.child({ job: job.name, jobId: job.id }),
+      ...(signal ? { signal } : {}),
+    },
+    queue: (name) => {
+      const queue = queues.get(name);
+      if (queue === undefined) throw new Error(`no queue ${name}`);
+      return queue;
+    },
+  };
+  return definition.process(context, payload);
 }
 
 function startQueueWorker(options: {
@@ -130,16 +229,21 @@ function startQueueWorker(options: {
   logger: Logger;
   runtime: PipelineRuntime;
   queues: Map<QueueName, Queue>;
-  connection: Redis;
+  connection: RedisClient;
+  tracker: JobTracker;
+  workerId: string;
 }): Worker {
   const { queueName, config, logger } = options;
-  const worker = new Worker(queueName, processJob(options.runtime, options.queues, logger), {
+  const processor = processJob(options.runtime, options.queues, logger, queueName, options.tracker);
+  const worker = new WatchedWorker(() => options.tracker.fetched(queueName), queueName, processor, {
     connection: options.connection,
+    // Shown as the job's processedBy: which process ran it.
+    name: options.workerId,
     prefix: config.redisPrefix,
     concurrency: QUEUE_CONCURRENCY[queueName],
     // A worker that died holding a job: the job goes back to waiting once its lock expires
     // (renewed every lockDuration / 2 while the worker lives). Short, so a kill -9 costs
-    // seconds, not minutes; the window's advisory lock, not this one, prevents double paging.
+    // seconds, not minutes; the window's lease in Postgres, not this one, prevents double paging.
     lockDuration: 20_000,
     stalledInterval: 10_000,
     maxStalledCount: 3,
@@ -152,6 +256,32 @@ function startQueueWorker(options: {
 }
 
 /**
+ * A BullMQ Worker that reports each completed fetch (moveToActive: the round trip after a blocking
+ * wait, or a direct fetch), so the liveness watchdog can tell a loop that stopped from one that
+ * has nothing to do. moveToActive is a protected extension point of BullMQ's Worker.
+ */
+class WatchedWorker extends Worker {
+  // Set right after super(): the loop BullMQ starts in its constructor fetches only after awaits.
+  private onFetch: (() => void) | undefined;
+
+  constructor(
+    onFetch: () => void,
+    name: string,
+    processor: (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>,
+    options: WorkerOptions,
+  ) {
+    super(name, processor, options);
+    this.onFetch = onFetch;
+  }
+
+  protected override async moveToActive(token: string, name?: string): Promise<Job> {
+    const job = await super.moveToActive(token, name);
+    this.onFetch?.();
+    return job;
+  }
+}
+
+/**
  * Schedules are data in Redis; after a Redis restart they are gone. Puts back what is missing, at
  * once when the connection comes back and periodically (another process's connection may have
  * been the one that saw the restart). The work itself is not lost with them: what is due is read
@@ -160,7 +290,7 @@ function startQueueWorker(options: {
 function guardSchedules(
   config: Config,
   queues: Map<QueueName, Queue>,
-  connection: Redis,
+  connection: RedisClient,
   logger: Logger,
 ): () => void {
   const restoreSchedules = () => {

@@ -241,7 +241,7 @@ describe(`partner-API faults (${sizes.scale})`, () => {
     for (let i = 0; i < 4; i++) {
       try {
         const result = await runStreamPass(p.harness.deps, 'payment_intents');
-        failures.push(result.status === 'skipped' ? 'skipped' : `${result.status}: ${result.error ?? ''}`);
+        failures.push('runId' in result ? `${result.status}: ${result.error ?? ''}` : result.status);
       } catch (error) {
         failures.push(`${(error as Error).name}: ${(error as Error).message}`);
       }

@@ -13,7 +13,7 @@ import {
 } from '../errors.js';
 import type { HttpTransport } from '../http-transport.js';
 import { parseRetryAfter } from '../retry-policy.js';
-import type { SharedRateLimiter } from '../shared-rate-limiter.js';
+import { SharedPauseTooLongError, type SharedRateLimiter } from '../shared-rate-limiter.js';
 
 // `POST /oauth/token`: refresh and code exchange. Client authentication in the form body
 // (client_secret_post); the body never reaches an error or a log, only the endpoint URL does.
@@ -113,6 +113,9 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
     for (let waits = 0; ; waits++) {
       // A shared pause is waited out by the caller, not here (this may run under the row lock).
       const paused = (await options.limiter?.pausedForMs()) ?? 0;
+      // A pause that stops passes (Retry-After above RETRY_AFTER_MAX) is not waited out at all.
+      if (paused > 0 && ((await options.limiter?.passesStoppedForMs()) ?? 0) > 0)
+        throw new SharedPauseTooLongError(paused, 0, true);
       if (paused > 0) throw new RateLimitedError(paused, { request });
       await options.limiter?.acquire({ priority: 'high', signal });
       let response: RawResponse;
@@ -136,7 +139,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
         const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs()) ?? 1000;
         const capMs = options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS;
         // Never sleeps here (see retryAfterRateLimits): every process pauses, the caller waits.
-        await options.limiter?.pauseAll(Math.min(retryAfterMs, capMs));
+        await options.limiter?.pauseAll(Math.min(retryAfterMs, capMs), { stopPasses: retryAfterMs > capMs });
         if (retryAfterMs > capMs) {
           throw new RetryAfterTooLongError(retryAfterMs, capMs, { request, status: 429 });
         }

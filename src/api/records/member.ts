@@ -16,7 +16,12 @@ import {
   type ImageAsset,
 } from './primitives.js';
 
-// Member routes (`/users/me/*`), stored by the members stream (src/streams/members.ts). Enums the spec lists exhaustively are strict; open strings stay open.
+// Member routes (`/users/me/*`), stored by the members stream (src/streams/members.ts). Enums the
+// spec lists exhaustively are strict, but for `account_status`: a value the spec does not list is
+// kept as given (a drift the pass reports) rather than losing the member's whole profile. Open
+// strings stay open. Reasons never quote a received value (MEMBER_REASONS): they reach `status`.
+
+const MEMBER_REASONS = { reasonValues: 'type-only' } as const;
 
 // ---------------------------------------------------------------------------------------------
 // user
@@ -43,7 +48,10 @@ export interface User {
   birthdate: string | null;
   zipcode: string | null;
   avatar: string | null;
-  accountStatus: AccountStatus;
+  /** As given: one of ACCOUNT_STATUSES, or a value the spec does not list (see accountStatusListed). */
+  accountStatus: string;
+  /** False when `accountStatus` is not among ACCOUNT_STATUSES: a drift of the API to report. */
+  accountStatusListed: boolean;
   createdAt: Date;
   updatedAt: Date;
   /** The record as received. */
@@ -60,26 +68,35 @@ const userSchema = z.object({
   birthdate: calendarDateSchema.nullable(),
   zipcode: z.string().nullable(),
   avatar: z.string().nullable(),
-  account_status: z.enum(ACCOUNT_STATUSES),
+  account_status: z.string().min(1),
   created_at: isoTimestampSchema,
   updated_at: isoTimestampSchema,
 });
 
 /** `GET /users/me`. */
-export const parseUser: RecordParser<User> = recordParser(userSchema, (w, raw) => ({
-  id: w.id,
-  firstName: w.first_name,
-  lastName: w.last_name,
-  email: w.email,
-  phoneNumber: w.phone_number,
-  birthdate: w.birthdate,
-  zipcode: w.zipcode,
-  avatar: w.avatar,
-  accountStatus: w.account_status,
-  createdAt: w.created_at,
-  updatedAt: w.updated_at,
-  raw,
-}));
+export const parseUser: RecordParser<User> = recordParser(
+  userSchema,
+  (w, raw) => ({
+    id: w.id,
+    firstName: w.first_name,
+    lastName: w.last_name,
+    email: w.email,
+    phoneNumber: w.phone_number,
+    birthdate: w.birthdate,
+    zipcode: w.zipcode,
+    avatar: w.avatar,
+    accountStatus: w.account_status,
+    accountStatusListed: isListedAccountStatus(w.account_status),
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+    raw,
+  }),
+  MEMBER_REASONS,
+);
+
+export function isListedAccountStatus(value: string): value is AccountStatus {
+  return (ACCOUNT_STATUSES as readonly string[]).includes(value);
+}
 
 // ---------------------------------------------------------------------------------------------
 // status
@@ -147,31 +164,51 @@ const statusSchema = z.object({
   updated_at: isoTimestampSchema,
 });
 
+/**
+ * The progress object under the partner API's own field names, as `member_statuses.progress` keeps
+ * it: an analyst reading the API's documentation writes `progress->'token_deposit'->>'value'`.
+ * Values as validated (cents as integers, big-integer amounts as strings, currencies lower-case). Pure.
+ */
+export function progressInApiNames(progress: StatusProgress): Record<string, unknown> {
+  return {
+    check_ins: progress.checkIns,
+    check_in_threshold: progress.checkInThreshold,
+    spend: progress.spend,
+    spend_threshold: progress.spendThreshold,
+    token_deposit: progress.tokenDeposit,
+    token_deposit_threshold: progress.tokenDepositThreshold,
+  };
+}
+
 /** `GET /users/me/status`. */
-export const parseMemberStatus: RecordParser<MemberStatus> = recordParser(statusSchema, (w, raw) => ({
-  id: w.id,
-  userId: w.user,
-  tier: w.tier,
-  level: w.level,
-  track: w.track,
-  tokenMultiplier: w.token_multiplier,
-  state: w.state,
-  benefits: w.benefits.map(({ title, description }) => ({ title, description })),
-  progress: {
-    checkIns: w.progress.check_ins,
-    checkInThreshold: w.progress.check_in_threshold,
-    spend: w.progress.spend,
-    spendThreshold: w.progress.spend_threshold,
-    tokenDeposit: w.progress.token_deposit,
-    tokenDepositThreshold: w.progress.token_deposit_threshold,
-  },
-  yearStart: w.year_start,
-  yearEnd: w.year_end,
-  startedAt: w.started_at,
-  createdAt: w.created_at,
-  updatedAt: w.updated_at,
-  raw,
-}));
+export const parseMemberStatus: RecordParser<MemberStatus> = recordParser(
+  statusSchema,
+  (w, raw) => ({
+    id: w.id,
+    userId: w.user,
+    tier: w.tier,
+    level: w.level,
+    track: w.track,
+    tokenMultiplier: w.token_multiplier,
+    state: w.state,
+    benefits: w.benefits.map(({ title, description }) => ({ title, description })),
+    progress: {
+      checkIns: w.progress.check_ins,
+      checkInThreshold: w.progress.check_in_threshold,
+      spend: w.progress.spend,
+      spendThreshold: w.progress.spend_threshold,
+      tokenDeposit: w.progress.token_deposit,
+      tokenDepositThreshold: w.progress.token_deposit_threshold,
+    },
+    yearStart: w.year_start,
+    yearEnd: w.year_end,
+    startedAt: w.started_at,
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+    raw,
+  }),
+  MEMBER_REASONS,
+);
 
 // ---------------------------------------------------------------------------------------------
 // user_wallet
@@ -197,13 +234,17 @@ const walletSchema = z.object({
 });
 
 /** Items of `GET /users/me/wallets`. */
-export const parseUserWallet: RecordParser<UserWallet> = recordParser(walletSchema, (w) => ({
-  id: w.id,
-  walletType: w.wallet_type,
-  address: w.address,
-  createdAt: w.created_at,
-  updatedAt: w.updated_at,
-}));
+export const parseUserWallet: RecordParser<UserWallet> = recordParser(
+  walletSchema,
+  (w) => ({
+    id: w.id,
+    walletType: w.wallet_type,
+    address: w.address,
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+  }),
+  MEMBER_REASONS,
+);
 
 // ---------------------------------------------------------------------------------------------
 // user_tag
@@ -228,13 +269,17 @@ const userTagSchema = z.object({
 });
 
 /** Items of `GET /users/me/tags`. */
-export const parseUserTag: RecordParser<UserTag> = recordParser(userTagSchema, (w) => ({
-  ...compact({ id: w.id }),
-  type: w.type,
-  metadata: w.metadata.map(({ key, value }) => ({ key, value })),
-  createdAt: w.created_at,
-  updatedAt: w.updated_at,
-}));
+export const parseUserTag: RecordParser<UserTag> = recordParser(
+  userTagSchema,
+  (w) => ({
+    ...compact({ id: w.id }),
+    type: w.type,
+    metadata: w.metadata.map(({ key, value }) => ({ key, value })),
+    createdAt: w.created_at,
+    updatedAt: w.updated_at,
+  }),
+  MEMBER_REASONS,
+);
 
 // ---------------------------------------------------------------------------------------------
 // membership
@@ -272,16 +317,20 @@ const membershipSchema = z.object({
 });
 
 /** Items of `GET /users/me/memberships`. */
-export const parseMembership: RecordParser<Membership> = recordParser(membershipSchema, (w, raw) => ({
-  id: w.id,
-  restaurantId: w.restaurant_id,
-  checkInCount: w.check_in_count,
-  lastCheckInDate: w.last_check_in_date,
-  membershipTier: {
-    id: w.membership_tier.id,
-    name: w.membership_tier.name,
-    artist: w.membership_tier.artist,
-    asset: w.membership_tier.asset,
-  },
-  raw,
-}));
+export const parseMembership: RecordParser<Membership> = recordParser(
+  membershipSchema,
+  (w, raw) => ({
+    id: w.id,
+    restaurantId: w.restaurant_id,
+    checkInCount: w.check_in_count,
+    lastCheckInDate: w.last_check_in_date,
+    membershipTier: {
+      id: w.membership_tier.id,
+      name: w.membership_tier.name,
+      artist: w.membership_tier.artist,
+      asset: w.membership_tier.asset,
+    },
+    raw,
+  }),
+  MEMBER_REASONS,
+);

@@ -68,9 +68,13 @@ function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boole
   return { found: true, value: current };
 }
 
-function describeValue(value: unknown): string {
+/** How a reason shows what was received: the value itself, or only its type (personal data). */
+export type ReasonValues = 'quoted' | 'type-only';
+
+function describeValue(value: unknown, values: ReasonValues): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
+  if (values === 'type-only') return typeof value;
   switch (typeof value) {
     case 'string':
       return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
@@ -83,27 +87,34 @@ function describeValue(value: unknown): string {
   }
 }
 
-function formatIssue(issue: z.core.$ZodIssue, payload: unknown): string {
+function formatIssue(issue: z.core.$ZodIssue, payload: unknown, values: ReasonValues): string {
   const where = formatJsonPath(issue.path);
   if (issue.code === 'invalid_type') {
     const { found, value } = valueAt(payload, issue.path);
     if (!found || value === undefined) return `${where}: required field missing`;
-    return `${where}: expected ${issue.expected}, got ${describeValue(value)}`;
+    return `${where}: expected ${issue.expected}, got ${describeValue(value, values)}`;
   }
   if (issue.code === 'invalid_value') {
     const expected = issue.values
       .map((v) => (typeof v === 'bigint' ? String(v) : JSON.stringify(v)))
       .join(' | ');
-    return `${where}: expected ${expected}, got ${describeValue(valueAt(payload, issue.path).value)}`;
+    return `${where}: expected ${expected}, got ${describeValue(valueAt(payload, issue.path).value, values)}`;
   }
   return `${where}: ${issue.message.replace(/^Invalid input: /, '')}`;
 }
 
 const MAX_ISSUES_IN_REASON = 5;
 
-/** Turns zod issues into one reason line: `created_at: not an ISO 8601 timestamp …; price: …`. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], payload: unknown): string {
-  const shown = issues.slice(0, MAX_ISSUES_IN_REASON).map((issue) => formatIssue(issue, payload));
+/**
+ * Turns zod issues into one reason line: `created_at: not an ISO 8601 timestamp …; price: …`.
+ * `type-only` never quotes a received value (member records: a reason is shown by `status`).
+ */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  payload: unknown,
+  values: ReasonValues = 'quoted',
+): string {
+  const shown = issues.slice(0, MAX_ISSUES_IN_REASON).map((issue) => formatIssue(issue, payload, values));
   const more = issues.length - shown.length;
   const reason = shown.join('; ') + (more > 0 ? `; and ${more} more` : '');
   return reason === '' ? '(record): invalid' : reason;
@@ -120,6 +131,12 @@ export function recordParser<S extends z.ZodType, T>(
   options: {
     /** Top-level fields whose schema checks storability itself (`memoizedByContent`). */
     storabilityCheckedBySchema?: readonly string[];
+    /**
+     * Whether reasons may quote received values (default `quoted`). Member records say
+     * `type-only`: their reasons reach `status` and the status page, and a value there may be
+     * someone's phone number, whatever MEMBER_PII says.
+     */
+    reasonValues?: ReasonValues;
   } = {},
 ): RecordParser<T> {
   return (raw) => {
@@ -127,7 +144,8 @@ export function recordParser<S extends z.ZodType, T>(
       const unstorable = unstorableReason(raw, options.storabilityCheckedBySchema);
       if (unstorable !== null) return reject(raw, unstorable);
       const result = schema.safeParse(raw);
-      if (!result.success) return reject(raw, formatIssues(result.error.issues, raw));
+      if (!result.success)
+        return reject(raw, formatIssues(result.error.issues, raw, options.reasonValues ?? 'quoted'));
       return { ok: true, record: toDomain(result.data, raw) };
     } catch (error) {
       return reject(

@@ -16,8 +16,8 @@ export function backfillCommand(context: CliContext): Command {
     .action(async (options: { from: string; to?: string; wait?: boolean }) => {
       const { QUEUES } = await import('../../../jobs/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { planCheckinWindows } = await import('../../streams/checkins.js');
-      const { dueWindows, windowsInRange } = await import('../../warehouse/sync-windows.js');
+      const { planCheckinWindows, windowsToPage } = await import('../../streams/checkins.js');
+      const { windowsInRange } = await import('../../warehouse/sync-windows.js');
       const { createQueues } = await import('../../worker/worker.js');
       const from = parseInstant('--from', options.from);
       const config = context.config();
@@ -37,8 +37,19 @@ export function backfillCommand(context: CliContext): Command {
             `--to must be at or before now minus CHECKINS_SAFETY_LAG (${latest.toISOString()})`,
           );
         if (from >= to) throw new CliExit(ExitCode.usage, '--from must be before --to');
-        const plan = await planCheckinWindows(runtime.deps, { from, to });
-        const due = (await dueWindows(runtime.db, now)).filter(
+        let plan = await planCheckinWindows(runtime.deps, { from, to });
+        // A worker's planner holds the planner lease for a moment each tick: wait for it.
+        for (let tries = 0; plan.busy && tries < 120; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          plan = await planCheckinWindows(runtime.deps, { from, to });
+        }
+        if (plan.busy) {
+          throw new CliExit(
+            ExitCode.failed,
+            'another process held the check-in planner lease for a minute: try again',
+          );
+        }
+        const due = (await windowsToPage(runtime.db)).filter(
           (row) => row.window_start >= from && row.window_end <= to,
         );
         const enqueued = windowQueue === undefined ? 0 : await enqueueWindows(windowQueue, due);

@@ -14,7 +14,7 @@ export function demoCommand(context: CliContext): Command {
       const config = context.config();
       const { ok } = await runDemo({
         databaseUrl: config.databaseUrl.reveal(),
-        redisUrl: config.redisUrl.reveal(),
+        redis: config.redis,
         out: context.stdout,
         checkIns: Number(options.checkIns),
       });

@@ -21,7 +21,7 @@ export function doctorCommand(context: CliContext): Command {
 }
 
 async function probeEverything(context: CliContext) {
-  const { createOneShotRedis } = await import('../one-shot-redis.js');
+  const { createOneShotClient } = await import('../../redis/connection.js');
   const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
   const { runDoctorChecks } = await import('../../doctor/run-doctor.js');
   const { PROBE_TIMEOUT_MS } = await import('../../doctor/probes.js');
@@ -33,7 +33,7 @@ async function probeEverything(context: CliContext) {
     maxConnections: 3,
     applicationName: 'rewards-etl doctor',
   });
-  const { redis, lastError: redisError } = createOneShotRedis(config.redisUrl.reveal(), logger);
+  const { redis, lastError: redisError } = createOneShotClient(config.redis, logger);
   const transport = createHttpTransport({
     ...transportOptionsFrom(config.api),
     timeoutMs: Math.min(config.api.requestTimeoutMs, PROBE_TIMEOUT_MS),

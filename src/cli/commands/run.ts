@@ -16,6 +16,7 @@ export function runCommand(context: CliContext): Command {
     )
     .action(async (names: string[]) => {
       const { runStreamPass } = await import('../../streams/passes.js');
+      const { stopsThePass } = await import('../../streams/pass-stop.js');
       const explicit = names.includes('all') ? null : names;
       const streams = expandStreams(names);
       const config = context.config();
@@ -33,8 +34,13 @@ export function runCommand(context: CliContext): Command {
       const controller = new AbortController();
       const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
       let failed = 0;
+      let stoppedBy: Error | undefined;
       try {
         for (const stream of streams) {
+          if (stoppedBy !== undefined) {
+            context.stdout.write(formatLine(stream, 'not run', 'the partner API asked every client to wait'));
+            continue;
+          }
           if (!streamEnabled(config, stream)) {
             context.stdout.write(
               formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
@@ -50,6 +56,8 @@ export function runCommand(context: CliContext): Command {
               formatLine(stream, 'failed', error instanceof Error ? error.message : String(error)),
             );
             if (controller.signal.aborted) break;
+            // The next stream would only meet the same pause: the whole run stops here.
+            if (stopsThePass(error)) stoppedBy = error;
             continue;
           }
           // Partial is a failure here: a cron job or an alert on the exit code must see data left behind.
@@ -62,6 +70,14 @@ export function runCommand(context: CliContext): Command {
       } finally {
         detach();
         await runtime.close();
+      }
+      if (stoppedBy !== undefined) {
+        throw new CliExit(
+          ExitCode.failed,
+          /RETRY_AFTER_MAX/.test(stoppedBy.message)
+            ? 'stopped: the partner API asked for a wait longer than RETRY_AFTER_MAX; run again later (or raise RETRY_AFTER_MAX)'
+            : 'stopped: every process is paused after a 429 for longer than a request may wait; run again later',
+        );
       }
       if (failed > 0) {
         throw new CliExit(ExitCode.failed, `${failed} stream(s) failed or left work undone (see above)`);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 
 function wholeNumber(name: string) {
@@ -21,6 +22,27 @@ export function simulatorCommand(context: CliContext): Command {
     .option('--check-ins <n>', 'number of check-ins to generate', wholeNumber('--check-ins'), 20_000)
     .option('--days <n>', 'length of the generated period, ending now', wholeNumber('--days'), 30)
     .option('--live', 'keep adding check-ins and ending visits as time passes')
+    .option(
+      '--world <size>',
+      'fixture (24 restaurants, 4 members) or production (5,000 restaurants, 20,000 locations, 10,000 challenges, 10,000 members, 1,000 open intents)',
+      'fixture',
+    )
+    .option('--restaurants <n>', 'number of restaurants', wholeNumber('--restaurants'))
+    .option(
+      '--locations <n>',
+      'number of locations (at least one per restaurant)',
+      wholeNumber('--locations'),
+    )
+    .option('--challenges <n>', 'number of challenges', wholeNumber('--challenges'))
+    .option('--members <n>', 'number of connected members (at least 4)', wholeNumber('--members'))
+    .option('--open-intents <n>', 'number of pending payment intents', wholeNumber('--open-intents'))
+    .option('--changes', 'the world changes by itself as simulated time passes (docs/simulator.md)')
+    .option(
+      '--change <name=value>',
+      'one rate of the change model, e.g. statusEveryMs=3d (repeatable; implies --changes)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--time-scale <x>', 'simulated time runs x times as fast as real time (1440: a day a minute)')
     .action(
       async (options: {
         port?: number;
@@ -29,14 +51,34 @@ export function simulatorCommand(context: CliContext): Command {
         checkIns: number;
         days: number;
         live?: boolean;
+        world: string;
+        restaurants?: number;
+        locations?: number;
+        challenges?: number;
+        members?: number;
+        openIntents?: number;
+        changes?: boolean;
+        change?: string[];
+        timeScale?: string;
       }) => {
-        const { formatSimulatorBanner, startSimulator } = await import('../../simulator/index.js');
+        const { formatSimulatorBanner, startSimulator, worldOptionsFromFlags } =
+          await import('../../simulator/index.js');
+        let world: ReturnType<typeof worldOptionsFromFlags>;
+        try {
+          world = worldOptionsFromFlags(options);
+        } catch (error) {
+          if (error instanceof RangeError) throw new CliExit(ExitCode.usage, error.message);
+          throw error;
+        }
         const sim = await startSimulator({
           host: options.host,
           seed: options.seed,
           checkIns: options.checkIns,
           days: options.days,
           live: options.live === true,
+          size: world.size,
+          changes: world.changes,
+          timeScale: world.timeScale,
           ...(options.port === undefined ? {} : { port: options.port }),
         });
         context.stdout.write(formatSimulatorBanner(sim));

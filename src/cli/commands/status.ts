@@ -9,8 +9,8 @@ export function statusCommand(context: CliContext): Command {
     )
     .option('--json', 'print the report as JSON on stdout (logs go to stderr)')
     .action(async (options: { json?: boolean }) => {
-      const { createOneShotRedis } = await import('../one-shot-redis.js');
-      const { systemClock } = await import('../../clock.js');
+      const { createOneShotClient } = await import('../../redis/connection.js');
+      const { createPostgresClock } = await import('../../warehouse/postgres-clock.js');
       const { collectStatus } = await import('../../status/collect-status.js');
       const { renderStatusText } = await import('../../status/render-text.js');
       const { createDatabase } = await import('../../warehouse/database.js');
@@ -27,12 +27,16 @@ export function statusCommand(context: CliContext): Command {
         await db.destroy();
         throw error;
       }
-      const { redis } = createOneShotRedis(config.redisUrl.reveal(), logger);
+      const { redis } = createOneShotClient(config.redis, logger);
       try {
         await redis
           .connect()
           .catch((error: unknown) => logger.warn({ err: error }, 'redis unreachable; queue depths skipped'));
-        const report = await collectStatus({ db, redis, config, clock: systemClock });
+        // Ages and lags by the pipeline's clock (Postgres's), as the workers wrote the times.
+        const clock = createPostgresClock(db, { refreshMs: 3_600_000 });
+        await clock.sync().catch(() => undefined);
+        clock.close();
+        const report = await collectStatus({ db, redis, config, clock });
         context.stdout.write(
           options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report),
         );

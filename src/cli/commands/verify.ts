@@ -90,6 +90,7 @@ export function verifyCommand(context: CliContext): Command {
                 now: clock.now(),
                 reason: `verify: api ${row.api}, warehouse ${row.warehouse}`,
                 countAsRepage: false,
+                onlyIf: 'complete',
               });
               const reloaded = await loadWindow(db, window);
               if (reloaded !== undefined) reopened.push(reloaded);

@@ -1,8 +1,14 @@
 import { Command } from 'commander';
 import { requireApiBaseUrl, requireApiKey } from '../../config.js';
 import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { onInterrupt } from '../interrupt.js';
+
+/** A stuck worker's jobs get this long to finish before they are released and the process exits 1. */
+const STUCK_STOP_DEADLINE_MS = 10_000;
+/** Past the deadline, plus this, the process exits even if a dead connection holds the event loop. */
+const STUCK_EXIT_GRACE_MS = 10_000;
 
 export function workerCommand(context: CliContext): Command {
   return new Command('worker')
@@ -27,7 +33,8 @@ export function workerCommand(context: CliContext): Command {
       } finally {
         await probe.destroy();
       }
-      const worker = await startWorker({ config, logger });
+      let onStuck = (): void => undefined;
+      const worker = await startWorker({ config, logger, onStuck: () => onStuck() });
       const { startHttpServer } = await import('../../http/server.js');
       const http = await startHttpServer({
         host: config.httpHost,
@@ -38,9 +45,10 @@ export function workerCommand(context: CliContext): Command {
         clock: worker.runtime.deps.clock,
         metrics: worker.runtime.metrics,
         logger,
+        liveness: () => worker.liveness(),
       });
       logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
-      await new Promise<void>((resolve) => {
+      const outcome = await new Promise<'interrupted' | 'stuck'>((resolve) => {
         const detach = onInterrupt((signal) => {
           detach();
           logger.info({ signal }, 'shutting down');
@@ -48,8 +56,31 @@ export function workerCommand(context: CliContext): Command {
           void worker
             .stop(Number.isFinite(deadline) ? deadline : 30_000)
             .then(() => http.close())
-            .finally(resolve);
+            .finally(() => resolve('interrupted'));
         });
+        // A fresh process is the one reset that clears every client state a failover can leave
+        // behind (a dead socket, a stale slot map, a Sentinel answer from before the promotion), and
+        // the supervisor (systemd Restart=always, a container restart policy) is already there.
+        onStuck = () => {
+          detach();
+          logger.error(
+            { deadlineMs: STUCK_STOP_DEADLINE_MS },
+            'exiting with status 1 so the supervisor starts a fresh worker',
+          );
+          setTimeout(
+            () => process.exit(ExitCode.failed),
+            STUCK_STOP_DEADLINE_MS + STUCK_EXIT_GRACE_MS,
+          ).unref();
+          void worker
+            .abandon(STUCK_STOP_DEADLINE_MS)
+            .then(() => http.close())
+            .finally(() => resolve('stuck'));
+        };
       });
+      if (outcome === 'stuck')
+        throw new CliExit(
+          ExitCode.failed,
+          'a queue worker was stuck (not taking jobs): exiting so the supervisor starts a fresh worker',
+        );
     });
 }

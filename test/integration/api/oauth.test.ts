@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { RefreshTokenRevokedError, RetryAfterTooLongError } from '../../../src/api/errors.js';
 import { DEFAULT_TOKEN_ROW, readTokens } from '../../../src/api/oauth/token-store.js';
+import { SharedPauseTooLongError } from '../../../src/api/shared-rate-limiter.js';
 import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
 
 let h: ApiHarness;
@@ -186,6 +187,15 @@ describe('OAuth token manager', () => {
     expect(tokenRequests().map((entry) => entry.status)).toEqual([200]);
   });
 
+  it('a pause set by a Retry-After above RETRY_AFTER_MAX is not waited out by a refresh: it fails at once, sending nothing', async () => {
+    const { tokens, limiter } = await clientNeedingRefresh('lock-stop');
+    await limiter.pauseAll(60_000, { stopPasses: true });
+    const error = await tokens!.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SharedPauseTooLongError);
+    expect((error as Error).message).toMatch(/RETRY_AFTER_MAX/);
+    expect(tokenRequests()).toHaveLength(0);
+  });
+
   it('a Retry-After longer than RETRY_AFTER_MAX from the token endpoint fails at once with RetryAfterTooLongError', async () => {
     const env = await freshGrant();
     const { tokens, limiter } = await h.client({
@@ -196,6 +206,22 @@ describe('OAuth token manager', () => {
     expect(error).toBeInstanceOf(RetryAfterTooLongError);
     expect((error as RetryAfterTooLongError).retryAfterMs).toBe(999_000);
     expect(await limiter.pausedForMs()).toBeLessThanOrEqual(2_000);
+  });
+
+  it('a token endpoint answering 5xx gets exactly one POST per refresh attempt: the request layer never resends a refresh', async () => {
+    const env = await freshGrant();
+    const { api } = await h.client({ env });
+    // Every /v1 answer is a 5xx, the token endpoint's first: the refresh may have reached the server.
+    h.sim.control.faults.set({ serverErrorRate: 1 });
+    const error = await api.getMe().catch((e: unknown) => e);
+    expect((error as Error).name).toBe('TokenEndpointError');
+    expect(tokenRequests()).toHaveLength(1);
+    // The next attempt (a later pass) is one POST again, not six.
+    await api.getMe().catch(() => undefined);
+    expect(tokenRequests()).toHaveLength(2);
+    h.sim.control.faults.reset();
+    // The refresh token was not presented twice in one attempt, so a later attempt still works.
+    expect((await api.getMe()).ok).toBe(true);
   });
 
   it('no credential or token in any log line', () => {

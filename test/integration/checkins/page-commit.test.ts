@@ -27,11 +27,11 @@ function page(rows: CheckIn[], overrides: Partial<CheckInPageCommit> = {}): Chec
     checkIns: rows,
     locations: [],
     rejections: [],
+    firstMet: [],
     checkpoint: {
       cursorBefore: new Date(window.start + 60_000),
       cursorPage: 0,
       rows: rows.length,
-      rejected: 0,
       apiTotalCount: 99,
       firstTotalCount: 99,
       now: seenAt,
@@ -82,10 +82,7 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
 
   it('an empty page with rejections only records them with the checkpoint', async () => {
     const rejection = { recordId: 'not-a-uuid', reason: 'id: not a UUID', payload: { id: 'not-a-uuid' } };
-    await commitCheckInPage(
-      t.db,
-      page([], { rejections: [rejection], checkpoint: { ...page([]).checkpoint, rejected: 1 } }),
-    );
+    await commitCheckInPage(t.db, page([], { rejections: [rejection], firstMet: [rejection] }));
     expect(await loadWindow(t.db, window)).toMatchObject({ pages: 2, rows_seen: 3, rows_rejected: 1 });
     const rejected = await t.db.selectFrom('rewards.rejected_records').select('record_id').execute();
     expect(rejected).toEqual([{ record_id: 'not-a-uuid' }]);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
+import { listLeases } from '../../../src/warehouse/leases.js';
 import { createTestDatabase, freshDatabaseUrl, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 
@@ -144,6 +145,9 @@ describe('run, verify and a crash mid-window', () => {
     expect(interrupted.cursor_before).not.toBeNull();
     const pagesBefore = interrupted.pages;
 
+    // Its leases outlive it (LEASE_TTL, 30 s), but it ran on this host and is gone: the next run
+    // takes them over at once.
+    expect((await listLeases(t.db)).filter((lease) => lease.live).length).toBeGreaterThan(0);
     const second = await cli(['run', 'checkins'], env);
     expect(second.code, second.stderr).toBe(0);
     const resumed = await t.db

@@ -13,6 +13,7 @@ import { createLogger } from '../../../src/log.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { startPgBouncer } from '../../helpers/pgbouncer.js';
 import { createTestRedis, testRedisPrefix } from '../../helpers/redis.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -35,6 +36,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
   let webhook: Server;
   let webhookUrl: string;
   const webhookRequests: string[] = [];
+  const webhookAuthorizations: (string | null)[] = [];
   const transports: HttpTransport[] = [];
   const encryptionKey = randomBytes(32).toString('base64');
 
@@ -44,6 +46,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
     redis = createTestRedis();
     webhook = createServer((request, response) => {
       webhookRequests.push(request.method ?? '?');
+      webhookAuthorizations.push(request.headers.authorization ?? null);
       response.writeHead(request.method === 'POST' ? 200 : 405).end();
     });
     await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
@@ -81,16 +84,24 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
     return runDoctorChecks({ config, db: database.db, redis, transport, logger, ...seams });
   }
 
+  /** The local Redis as a primary with a replica and AOF would answer (it has neither). */
+  const replicatedInfo = async () =>
+    (await redis.info())
+      .replace(/^connected_slaves:.*$/m, 'connected_slaves:1')
+      .replace(/^aof_enabled:.*$/m, 'aof_enabled:1');
+
   it('all good: every check passes, exit 0, and the webhook saw only an unsigned HEAD', async () => {
-    const report = await doctor();
+    const report = await doctor({}, { redisInfo: replicatedInfo });
     expect(report.checks.filter((line) => line.status !== 'ok')).toEqual([]);
     expect(report.exitCode).toBe(0);
     expect(report.checks.map((line) => line.check)).toEqual([
       'configuration',
       'postgres',
+      'postgres connection',
       'migrations',
       'redis',
       'redis eviction',
+      'redis failover',
       'api',
       'scope read:checkins',
       'scope read:restaurant_challenges',
@@ -99,6 +110,8 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
       'webhook',
       'clock',
     ]);
+    expect(statusOf(report, 'postgres connection').detail).toMatch(/^direct/);
+    expect(statusOf(report, 'clock').detail).toMatch(/Postgres \(the pipeline's clock\).*Redis/);
     expect(webhookRequests.every((method) => method === 'HEAD')).toBe(true);
     expect(webhookRequests.length).toBeGreaterThan(0);
     // The webhook URL's query (a token, say) never shows.
@@ -154,11 +167,67 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
     expect(report.exitCode).toBe(0);
   });
 
-  it('a host clock a minute behind the API is reported with the direction and size of the skew', async () => {
+  it('the local Redis (standalone, no replica, appendonly no) is named, with a warning saying what a failure costs', async () => {
+    const report = await doctor();
+    expect(statusOf(report, 'redis')).toMatchObject({ status: 'ok' });
+    expect(statusOf(report, 'redis').detail).toMatch(
+      /^standalone 127\.0\.0\.1:6379: reachable, primary 127\.0\.0\.1:6379, Redis \d/,
+    );
+    const failover = statusOf(report, 'redis failover');
+    expect(failover.status).toBe('warn');
+    expect(failover.detail).toContain('no replica for the primary');
+    expect(failover.detail).toContain('no AOF (appendonly no)');
+    expect(report.exitCode).toBe(0);
+  });
+
+  it("a host clock a minute off is information only: its offsets to Postgres and Redis are shown, the API is judged against Postgres's clock", async () => {
     const report = await doctor({}, { nowMs: () => Date.now() - 60_000 });
     const clock = statusOf(report, 'clock');
-    expect(clock.status).toBe('warn');
-    expect(clock.detail).toMatch(/this host is (59|60|61)\.\d s behind the API/);
+    expect(clock.status).toBe('ok');
+    expect(clock.detail).toMatch(/this host is (59|60|61)\.\d s behind Postgres \(the pipeline's clock\)/);
+    expect(clock.detail).toMatch(/this host is (59|60|61)\.\d s behind Redis/);
+    expect(clock.detail).toContain('Postgres is in sync with the API');
+  });
+
+  it('through PgBouncer in transaction mode the postgres connection line says so; in session mode it is direct', async () => {
+    for (const poolMode of ['transaction', 'session'] as const) {
+      const bouncer = await startPgBouncer({ poolMode, poolSize: 4 });
+      const url = bouncer.url(database.name);
+      const pooled = createDatabase({ url, maxConnections: 2 });
+      try {
+        const config = loadConfig(environment({ DATABASE_URL: url }));
+        const transport = createHttpTransport({ ...transportLimits(config), timeoutMs: 5_000 });
+        transports.push(transport);
+        const report = await runDoctorChecks({ config, db: pooled, redis, transport, logger });
+        const line = statusOf(report, 'postgres connection');
+        expect(line.status).toBe('ok');
+        if (poolMode === 'transaction') expect(line.detail).toMatch(/^through a transaction-mode pooler/);
+        else expect(line.detail).toMatch(/^direct/);
+        expect(statusOf(report, 'migrations').status).toBe('ok');
+      } finally {
+        await pooled.destroy();
+        await bouncer.stop();
+      }
+    }
+  });
+
+  it('a webhook URL with user:password@ is probed with Basic auth; no doctor line shows the password', async () => {
+    const password = 'hook-pass-7f3a9c';
+    const url = new URL(webhookUrl);
+    url.username = 'rewards';
+    url.password = password;
+    webhookAuthorizations.length = 0;
+    const report = await doctor({ ALERT_WEBHOOK_URL: url.toString() });
+    expect(statusOf(report, 'webhook')).toMatchObject({ status: 'ok' });
+    expect(JSON.stringify(report)).not.toContain(password);
+    expect(webhookAuthorizations).toEqual([`Basic ${Buffer.from(`rewards:${password}`).toString('base64')}`]);
+    // And when the probe fails, its error does not show it either.
+    const port = await closedPort();
+    const unreachable = await doctor({
+      ALERT_WEBHOOK_URL: `http://rewards:${password}@127.0.0.1:${port}/hook`,
+    });
+    expect(statusOf(unreachable, 'webhook')).toMatchObject({ status: 'fail' });
+    expect(JSON.stringify(unreachable)).not.toContain(password);
   });
 
   it('an unreachable webhook fails its check; nothing is POSTed anywhere', async () => {
@@ -202,6 +271,7 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
       expect(statusOf(report, 'redis').detail).toContain('ECONNREFUSED');
       expect(statusOf(report, 'migrations').status).toBe('skip');
       expect(statusOf(report, 'redis eviction').status).toBe('skip');
+      expect(statusOf(report, 'redis failover').status).toBe('skip');
       expect(statusOf(report, 'oauth').status).toBe('skip');
       expect(statusOf(report, 'api').status).toBe('ok');
       expect(report.exitCode).toBe(1);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { verifyRewardsSignature } from '../../../src/alerts/verify-signature.js';
@@ -37,6 +38,20 @@ async function paidIntent(): Promise<string> {
     .executeTakeFirstOrThrow();
   return alert.id;
 }
+
+/**
+ * Lets `ms` pass for the alerts: due times and leases are Postgres's now(), so the stored times move
+ * back by `ms`; the pipeline's clock (signatures, an alert's age) moves forward by as much.
+ */
+async function elapse(clock: ReturnType<typeof fixedClock>, ms: number): Promise<void> {
+  const by = sql`${ms} * interval '1 millisecond'`;
+  await sql`update rewards.alerts set next_attempt_at = next_attempt_at - ${by}`.execute(h.database.db);
+  clock.advance(ms);
+}
+
+/** Postgres's now(). */
+const postgresNow = async () =>
+  (await sql<{ now: Date }>`select now() as now`.execute(h.database.db)).rows[0]!.now.getTime();
 
 const received = (alertId: string) =>
   h.receiver.received.filter((r) => r.headers['rewards-event-id'] === alertId);
@@ -79,7 +94,7 @@ describe('alert delivery', () => {
     expect(row.delivered_at).not.toBeNull();
     expect(row.attempts).toBe(1);
 
-    clock.advance(3_600_000);
+    await elapse(clock, 3_600_000);
     await runAlertsPass(deps);
     await runAlertsPass(deps);
     expect(received(alertId)).toHaveLength(1);
@@ -92,23 +107,30 @@ describe('alert delivery', () => {
     const policy: AlertDeliveryPolicy = { ...DEFAULT_ALERT_DELIVERY_POLICY, baseDelayMs: 10_000 };
     h.receiver.failNext(2);
 
+    // The retry time is Postgres's now() plus the backoff, taken when the failure is recorded.
+    let before = await postgresNow();
     await runAlertsPass(deps, policy);
+    let after = await postgresNow();
     let row = await alertRow(alertId);
     expect(row.attempts).toBe(1);
     expect(row.delivered_at).toBeNull();
     expect(row.last_error).toContain('HTTP 500');
-    expect(row.next_attempt_at.getTime()).toBe(clock.now().getTime() + 10_000);
+    expect(row.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 10_000);
+    expect(row.next_attempt_at.getTime()).toBeLessThanOrEqual(after + 10_000);
 
     await runAlertsPass(deps, policy); // not due yet: nothing sent
     expect(received(alertId)).toHaveLength(1);
 
-    clock.advance(10_000);
+    await elapse(clock, 10_000);
+    before = await postgresNow();
     await runAlertsPass(deps, policy);
+    after = await postgresNow();
     row = await alertRow(alertId);
     expect(row.attempts).toBe(2);
-    expect(row.next_attempt_at.getTime()).toBe(clock.now().getTime() + 20_000);
+    expect(row.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 20_000);
+    expect(row.next_attempt_at.getTime()).toBeLessThanOrEqual(after + 20_000);
 
-    clock.advance(20_000);
+    await elapse(clock, 20_000);
     await runAlertsPass(deps, policy);
     row = await alertRow(alertId);
     expect(row.attempts).toBe(3);
@@ -132,7 +154,7 @@ describe('alert delivery', () => {
     };
     h.receiver.failNext(10, 503);
     await runAlertsPass(deps, policy);
-    clock.advance(1_000);
+    await elapse(clock, 1_000);
     const outcome = await runAlertsPass(deps, policy);
     const row = await alertRow(alertId);
     expect(row.attempts).toBe(2);
@@ -140,7 +162,7 @@ describe('alert delivery', () => {
     expect(row.delivered_at).toBeNull();
     expect(row.last_error).toContain('HTTP 503');
     expect(outcome.details?.['gaveUp']).toBe(1);
-    clock.advance(86_400_000);
+    await elapse(clock, 86_400_000);
     await runAlertsPass(deps, policy);
     expect(received(alertId)).toHaveLength(2);
     h.receiver.failNext(0);
@@ -156,7 +178,7 @@ describe('alert delivery', () => {
     expect(row.attempts).toBe(1);
     expect(row.last_error).toMatch(/network error|timeout/);
     // Deliver it for real so later tests start clean.
-    clock.advance(60_000);
+    await elapse(clock, 60_000);
     await runAlertsPass(await h.deps({ clock }));
     expect((await alertRow(alertId)).delivered_at).not.toBeNull();
   });
@@ -176,13 +198,37 @@ describe('alert delivery', () => {
       .execute();
     ids.push(...pending.map((row) => row.id));
     expect(ids.length).toBeGreaterThanOrEqual(12);
-    const small: AlertDeliveryPolicy = { ...DEFAULT_ALERT_DELIVERY_POLICY, batchSize: 2, concurrency: 1 };
+    const small: AlertDeliveryPolicy = { ...DEFAULT_ALERT_DELIVERY_POLICY, concurrency: 1 };
     const [a, b] = await Promise.all([
       runAlertsPass(await h.deps(), small),
       runAlertsPass(await h.deps(), small),
     ]);
     expect(Number(a.rows) + Number(b.rows)).toBe(ids.length);
     for (const id of ids) expect(received(id)).toHaveLength(1);
+  });
+
+  it('a webhook URL with user:password@ is sent as Basic auth; the password shows in no error, log or alert row', async () => {
+    const alertId = await paidIntent();
+    const password = 'p@ss:word-9c1e';
+    const url = new URL(h.receiver.url);
+    url.username = 'rewards';
+    url.password = encodeURIComponent(password);
+    const clock = fixedClock(new Date());
+    const deps = await h.deps({ clock, env: { ALERT_WEBHOOK_URL: url.toString() } });
+    h.receiver.failNext(1, 401);
+    await runAlertsPass(deps);
+    expect((await alertRow(alertId)).last_error).toContain('HTTP 401');
+    await elapse(clock, 60_000);
+    await runAlertsPass(deps);
+    const requests = received(alertId);
+    expect(requests).toHaveLength(2);
+    for (const request of requests)
+      expect(request.headers.authorization).toBe(
+        `Basic ${Buffer.from(`rewards:${password}`).toString('base64')}`,
+      );
+    expect((await alertRow(alertId)).delivered_at).not.toBeNull();
+    const everything = h.logs.join('') + JSON.stringify(await alertRow(alertId));
+    for (const shown of [password, encodeURIComponent(password)]) expect(everything).not.toContain(shown);
   });
 
   it('keeps the webhook secret out of every log line', () => {

@@ -9,6 +9,8 @@ import { systemClock, type Clock } from '../../../src/clock.js';
 import { loadConfig, secretValues, type Config } from '../../../src/config.js';
 import { createLogger, type Logger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
+import { DEFAULT_ALERT_DELIVERY_POLICY } from '../../../src/alerts/delivery-policy.js';
+import { createAlertDeliverySlots } from '../../../src/alerts/delivery-slots.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
@@ -32,6 +34,13 @@ export interface WebhookReceiver {
   received: ReceivedRequest[];
   /** Answer this many requests (from now) with `status` before answering 200 again. */
   failNext(count: number, status?: number): void;
+  /** Hold every answer this long after its request arrived (0: answer at once). */
+  answerAfter(ms: number): void;
+  /** Answer nothing until `releaseAnswers` (then each as answerAfter says, counted from its arrival). */
+  holdAnswers(): void;
+  releaseAnswers(): void;
+  /** Requests received and not answered yet; the most there ever were at once; when each answer went out. */
+  inFlight(): { now: number; max: number; answeredAt: number[] };
   close(): Promise<void>;
 }
 
@@ -41,8 +50,13 @@ export async function startWebhookReceiver(
   const received: ReceivedRequest[] = [];
   let failures = 0;
   let failStatus = 500;
+  let delayMs = 0;
+  let held: (() => void)[] | null = null;
+  const flight = { now: 0, max: 0, answeredAt: [] as number[] };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    flight.now++;
+    flight.max = Math.max(flight.max, flight.now);
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const request = {
@@ -52,12 +66,28 @@ export async function startWebhookReceiver(
       };
       received.push(request);
       onRequest?.(request);
-      if (failures > 0) {
-        failures--;
-        res.writeHead(failStatus, { 'content-type': 'text/plain' }).end('receiver is down');
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      }
+      const answer = () => {
+        flight.now--;
+        flight.answeredAt.push(Date.now());
+        if (failures > 0) {
+          failures--;
+          res.writeHead(failStatus, { 'content-type': 'text/plain' }).end('receiver is down');
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+        }
+      };
+      // A held answer may outlive the server in a test that stops early: nothing to answer then.
+      const answerIfOpen = () => {
+        if (!res.destroyed) answer();
+      };
+      const arrivedAt = Date.now();
+      const schedule = () => {
+        const wait = arrivedAt + delayMs - Date.now();
+        if (wait > 0) setTimeout(answerIfOpen, wait);
+        else answerIfOpen();
+      };
+      if (held !== null) held.push(schedule);
+      else schedule();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -69,6 +99,18 @@ export async function startWebhookReceiver(
       failures = count;
       failStatus = status;
     },
+    answerAfter(ms) {
+      delayMs = ms;
+    },
+    holdAnswers() {
+      held ??= [];
+    },
+    releaseAnswers() {
+      const waiting = held ?? [];
+      held = null;
+      for (const schedule of waiting) schedule();
+    },
+    inFlight: () => ({ ...flight, answeredAt: [...flight.answeredAt] }),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -136,9 +178,13 @@ export async function createIntentHarness(label: string): Promise<IntentHarness>
         logger,
         retry: { retries: 2, maxTotalMs: 10_000, backoff: { baseMs: 20, capMs: 200 } },
       });
+      const alertDeliveries = createAlertDeliverySlots({
+        concurrency: DEFAULT_ALERT_DELIVERY_POLICY.concurrency,
+      });
       cleanups.push(
         () => api.close(),
         () => db.destroy(),
+        () => alertDeliveries.close(0),
       );
       return Promise.resolve({
         db,
@@ -148,6 +194,7 @@ export async function createIntentHarness(label: string): Promise<IntentHarness>
         config,
         logger,
         metrics: createMetrics(),
+        alertDeliveries,
       });
     },
     async knowAppWallet() {

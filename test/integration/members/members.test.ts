@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
+import { sql } from 'kysely';
+import * as memberDataPolicyMigration from '../../../migrations/20261125_0006_member_data_follows_policy.js';
 import { createMemberApis, type MemberApis } from '../../../src/api/http-partner-api.js';
 import { storeMemberConnection } from '../../../src/api/oauth/member-connection.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
@@ -73,6 +75,98 @@ describe('members stream', () => {
     expect(memberships.reduce((sum, m) => sum + m.check_in_count, 0)).toBe(45);
     const history = await h.database.db.selectFrom('rewards.memberships_history').select('id').execute();
     expect(history.length).toBeGreaterThanOrEqual(memberships.length);
+  });
+
+  it("member_statuses.progress keeps the API's field names, big-integer amounts as strings", async () => {
+    const m0 = memberIds[0]!;
+    const row = await h.database.db
+      .selectFrom('rewards.member_statuses')
+      .select('progress')
+      .where('member_id', '=', m0)
+      .executeTakeFirstOrThrow();
+    const progress = row.progress as Record<string, { value: unknown; currency: string } | number>;
+    expect(Object.keys(progress).sort()).toEqual([
+      'check_in_threshold',
+      'check_ins',
+      'spend',
+      'spend_threshold',
+      'token_deposit',
+      'token_deposit_threshold',
+    ]);
+    expect(typeof (progress['token_deposit'] as { value: unknown }).value).toBe('string');
+    expect(typeof (progress['spend'] as { value: unknown }).value).toBe('number');
+    // The documented JSON path works.
+    const viaPath = await sql<{ deposit: string }>`
+      select progress->'token_deposit'->>'value' as deposit from rewards.member_statuses where member_id = ${m0}
+    `.execute(h.database.db);
+    expect(viaPath.rows[0]?.deposit).toMatch(/^\d+$/);
+  });
+
+  it('migration 0006 rewrites progress stored with camelCase names to the API names, values untouched', async () => {
+    const m0 = memberIds[0]!;
+    const big = '123456789012345678901234567890';
+    const camel = {
+      checkIns: 3,
+      checkInThreshold: 10,
+      spend: { value: 1250, currency: 'usd' },
+      spendThreshold: { value: 50000, currency: 'usd' },
+      tokenDeposit: { value: big, currency: 'svc' },
+      tokenDepositThreshold: { value: '1000', currency: 'svc' },
+    };
+    const before = await h.database.db
+      .selectFrom('rewards.member_statuses')
+      .select('progress')
+      .where('member_id', '=', m0)
+      .executeTakeFirstOrThrow();
+    await h.database.db
+      .updateTable('rewards.member_statuses')
+      .set({ progress: JSON.stringify(camel) })
+      .where('member_id', '=', m0)
+      .execute();
+    await h.database.db
+      .insertInto('rewards.member_statuses_history')
+      .values({
+        id: m0,
+        valid_from: new Date('2000-01-01T00:00:00Z'),
+        valid_to: new Date('2000-01-02T00:00:00Z'),
+        content_hash: 'old',
+        raw: JSON.stringify({ object: 'status', progress: camel }),
+      })
+      .execute();
+    await memberDataPolicyMigration.up(h.database.db);
+    const after = await h.database.db
+      .selectFrom('rewards.member_statuses')
+      .select('progress')
+      .where('member_id', '=', m0)
+      .executeTakeFirstOrThrow();
+    expect(after.progress).toEqual({
+      check_ins: 3,
+      check_in_threshold: 10,
+      spend: { value: 1250, currency: 'usd' },
+      spend_threshold: { value: 50000, currency: 'usd' },
+      token_deposit: { value: big, currency: 'svc' },
+      token_deposit_threshold: { value: '1000', currency: 'svc' },
+    });
+    const history = await h.database.db
+      .selectFrom('rewards.member_statuses_history')
+      .select('raw')
+      .where('id', '=', m0)
+      .where('content_hash', '=', 'old')
+      .executeTakeFirstOrThrow();
+    expect((history.raw as { progress: Record<string, unknown> }).progress).toHaveProperty('token_deposit', {
+      value: big,
+      currency: 'svc',
+    });
+    await h.database.db
+      .deleteFrom('rewards.member_statuses_history')
+      .where('id', '=', m0)
+      .where('content_hash', '=', 'old')
+      .execute();
+    await h.database.db
+      .updateTable('rewards.member_statuses')
+      .set({ progress: JSON.stringify(before.progress) })
+      .where('member_id', '=', m0)
+      .execute();
   });
 
   it('incremental: caught up, each member costs one page of visits; a new visit and an ended one are picked up', async () => {

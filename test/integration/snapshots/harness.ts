@@ -5,6 +5,8 @@ import { fixedClock } from '../../../src/clock.js';
 import { loadConfig, type Config } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
+import { DEFAULT_ALERT_DELIVERY_POLICY } from '../../../src/alerts/delivery-policy.js';
+import { createAlertDeliverySlots } from '../../../src/alerts/delivery-slots.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import type { PassOutcome, StreamDeps } from '../../../src/streams/stream.js';
 import { finishSyncRun, startSyncRun } from '../../../src/warehouse/sync-runs.js';
@@ -60,6 +62,9 @@ export async function startHarness(
   });
   const clock = fixedClock(new Date('2026-03-02T12:00:00Z'));
   const metrics = createMetrics();
+  const alertDeliveries = createAlertDeliverySlots({
+    concurrency: DEFAULT_ALERT_DELIVERY_POLICY.concurrency,
+  });
   const deps = (overrides: Partial<StreamDeps<PartnerApi>> = {}): StreamDeps<PartnerApi> => ({
     db: database.db,
     redis,
@@ -68,6 +73,7 @@ export async function startHarness(
     config,
     logger,
     metrics,
+    alertDeliveries,
     ...overrides,
   });
   return {

@@ -144,7 +144,7 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
     await finishAndVerify(t, env);
   });
 
-  it('a worker killed (SIGKILL) mid-window loses nothing: the window is taken over once it is stale', async () => {
+  it('a worker killed (SIGKILL) mid-window loses nothing: the window is taken over once its lease expires', async () => {
     const { t, env } = await fixture('sigkill');
     sim.control.faults.set({ latencyMs: 1_500 });
     const worker = pool.spawnCli(['worker'], { env, label: 'worker-1' });
@@ -152,7 +152,7 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
     const held = await windowBeingPaged(t);
     expect(await worker.stop('SIGKILL', 10_000)).toEqual({ code: null, signal: 'SIGKILL' });
 
-    // No holder, yet 'running': the next worker must treat it as abandoned (after 60 s without progress).
+    // No holder, yet 'running': once its lease expires (LEASE_TTL) the window is due and the next worker resumes it.
     const orphan = (await checkInWindows(t.db)).find(
       (w) => w.window_start.getTime() === held.window_start.getTime(),
     )!;

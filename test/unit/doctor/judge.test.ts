@@ -13,10 +13,12 @@ import {
   describeUrl,
   judgeApi,
   judgeClock,
+  judgeTopology,
   judgeEvictionPolicy,
   judgeMigrations,
   judgePostgres,
   judgeRedis,
+  judgeRedisFailover,
   judgeScope,
   judgeWebhook,
   parseRedisInfo,
@@ -26,6 +28,12 @@ const info = (fields: Record<string, string>) =>
   `# Server\r\n${Object.entries(fields)
     .map(([key, value]) => `${key}:${value}`)
     .join('\r\n')}\r\n# Memory\r\n`;
+
+/** What the probe found: one INFO per primary, at 10.0.0.1:7000, :7001, … */
+const primaries = (...infos: string[]) => ({
+  ok: true as const,
+  value: { primaries: infos.map((text, i) => ({ address: `10.0.0.1:${7000 + i}`, info: text })) },
+});
 
 describe('doctor verdict and exit code', () => {
   const line = fc.record({
@@ -100,22 +108,81 @@ describe('doctor checks of Postgres and Redis', () => {
       parseRedisInfo(info({ redis_version: '7.2.4', maxmemory_policy: 'noeviction' })).get('redis_version'),
     ).toBe('7.2.4');
     const redis = (version: string) =>
-      judgeRedis({ ok: true, value: { info: info({ redis_version: version }) } });
+      judgeRedis(primaries(info({ redis_version: version })), 'standalone', 'standalone 127.0.0.1:6379');
     expect(redis('7.2.4').status).toBe('ok');
     expect(redis('6.2.0').status).toBe('ok');
     expect(redis('6.0.16').status).toBe('warn');
     expect(redis('4.0.9').status).toBe('fail');
   });
 
+  it('names the mode and every primary; the oldest version of a Cluster is the one judged', () => {
+    const cluster = judgeRedis(
+      primaries(
+        info({ redis_version: '7.2.4' }),
+        info({ redis_version: '7.2.4' }),
+        info({ redis_version: '6.0.16' }),
+      ),
+      'cluster',
+      'cluster via 10.0.0.1:6379',
+    );
+    expect(cluster.status).toBe('warn');
+    expect(cluster.detail).toContain(
+      'cluster via 10.0.0.1:6379: reachable, 3 primaries (10.0.0.1:7000, 10.0.0.1:7001, 10.0.0.1:7002)',
+    );
+    expect(cluster.detail).toContain('Redis 7.2.4, 6.0.16');
+    const sentinel = judgeRedis(
+      primaries(info({ redis_version: '7.2.4' })),
+      'sentinel',
+      'sentinel "main" via s1:26379',
+    );
+    expect(sentinel).toMatchObject({
+      status: 'ok',
+      detail: 'sentinel "main" via s1:26379: reachable, primary 10.0.0.1:7000, Redis 7.2.4',
+    });
+    const down = judgeRedis(
+      { ok: false, error: new Error('All sentinels are unreachable') },
+      'sentinel',
+      'sentinel "main" via s1:26379',
+    );
+    expect(down.status).toBe('fail');
+    expect(down.fix).toContain('REDIS_SENTINELS');
+  });
+
   it('noeviction is fine; any other maxmemory-policy is a warning that names the risk', () => {
-    const policy = (name: string) =>
-      judgeEvictionPolicy({ ok: true, value: { info: info({ maxmemory_policy: name }) } });
+    const policy = (name: string) => judgeEvictionPolicy(primaries(info({ maxmemory_policy: name })));
     expect(policy('noeviction').status).toBe('ok');
     for (const name of ['allkeys-lru', 'volatile-lru', 'allkeys-random', 'volatile-ttl']) {
       expect(policy(name)).toMatchObject({ status: 'warn', detail: expect.stringContaining(name) });
       expect(policy(name).detail).toContain('jobs, locks and schedules');
     }
     expect(judgeEvictionPolicy({ ok: false, error: new Error('down') }).status).toBe('skip');
+  });
+
+  it('checks maxmemory-policy on every primary of a Cluster and names the one that evicts', () => {
+    const good = info({ maxmemory_policy: 'noeviction' });
+    expect(judgeEvictionPolicy(primaries(good, good, good))).toMatchObject({
+      status: 'ok',
+      detail: 'maxmemory-policy noeviction on all 3 primaries',
+    });
+    const one = judgeEvictionPolicy(primaries(good, info({ maxmemory_policy: 'allkeys-lru' }), good));
+    expect(one.status).toBe('warn');
+    expect(one.detail).toContain('allkeys-lru on 10.0.0.1:7001:');
+    expect(one.detail).not.toContain('7000');
+  });
+
+  it('warns when a primary has no replica or no AOF, naming which', () => {
+    const safe = info({ connected_slaves: '1', aof_enabled: '1' });
+    expect(judgeRedisFailover(primaries(safe, safe)).status).toBe('ok');
+    const alone = judgeRedisFailover(primaries(info({ connected_slaves: '0', aof_enabled: '1' })));
+    expect(alone).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('no replica for the primary'),
+    });
+    const noAof = judgeRedisFailover(primaries(safe, info({ connected_slaves: '1', aof_enabled: '0' })));
+    expect(noAof.detail).toBe(
+      'no AOF (appendonly no) on 10.0.0.1:7001: a restart loses what was written since the last snapshot',
+    );
+    expect(judgeRedisFailover({ ok: false, error: new Error('down') }).status).toBe('skip');
   });
 });
 
@@ -208,5 +275,60 @@ describe('doctor checks of the webhook and the clock', () => {
     expect(judgeClock({ dateHeader: null, sentAtMs: 0, receivedAtMs: 0, safetyLagMs: 1 }).status).toBe(
       'skip',
     );
+  });
+
+  it("judges the API against Postgres's clock (the pipeline's); this host's offsets are information, a warning only past an hour", () => {
+    const sentAtMs = 1_800_000_000_000;
+    const at = (apiAheadOfHostMs: number, postgresAheadOfHostMs: number, redisAheadOfHostMs = 0) =>
+      judgeClock({
+        dateHeader: new Date(sentAtMs + apiAheadOfHostMs).toUTCString(),
+        sentAtMs,
+        receivedAtMs: sentAtMs,
+        safetyLagMs: 120_000,
+        postgres: { offsetMs: postgresAheadOfHostMs, errorMs: 1 },
+        redis: { offsetMs: redisAheadOfHostMs, errorMs: 1 },
+      });
+    // This host five minutes behind both the API and Postgres: fine, the pipeline runs on Postgres's time.
+    const behind = at(300_000, 300_000);
+    expect(behind.status).toBe('ok');
+    expect(behind.detail).toContain("this host is 300.0 s behind Postgres (the pipeline's clock) (±1 ms)");
+    expect(behind.detail).toContain('Postgres is in sync with the API');
+    // Postgres itself three minutes off the API: windows and signatures suffer.
+    const postgresOff = at(0, 180_000);
+    expect(postgresOff.status).toBe('fail');
+    expect(postgresOff.detail).toContain('Postgres is 179.5 s ahead of the API');
+    expect(postgresOff.fix).toContain('the Postgres host');
+    expect(at(30_000, 0).status).toBe('warn');
+    // Two hours off Redis: harmless, but surely a mistake.
+    const absurd = at(0, 0, 7_200_000);
+    expect(absurd.status).toBe('warn');
+    expect(absurd.detail).toContain('behind Redis');
+    expect(
+      judgeClock({
+        dateHeader: null,
+        sentAtMs: 0,
+        receivedAtMs: 0,
+        safetyLagMs: 1,
+        postgres: { offsetMs: 12, errorMs: 1 },
+      }),
+    ).toMatchObject({
+      status: 'ok',
+      detail: "this host is 12 ms behind Postgres (the pipeline's clock) (±1 ms)",
+    });
+  });
+
+  it('reports the path to Postgres: direct and transaction-mode poolers are fine, a statement-mode pooler fails', () => {
+    expect(judgeTopology({ ok: true, value: { mode: 'direct', evidence: 'e' } })).toMatchObject({
+      status: 'ok',
+      detail: 'direct (or a session-mode pooler): e',
+    });
+    expect(judgeTopology({ ok: true, value: { mode: 'transaction-pooler', evidence: 'e' } }).detail).toMatch(
+      /^through a transaction-mode pooler \(e\): supported/,
+    );
+    expect(judgeTopology({ ok: true, value: { mode: 'statement-pooler', evidence: 'e' } }).status).toBe(
+      'fail',
+    );
+    expect(judgeTopology({ ok: false, error: new Error('timeout') }).status).toBe('warn');
+    expect(judgeTopology(null).status).toBe('skip');
   });
 });

@@ -175,6 +175,28 @@ describe('configuration', () => {
     expect(JSON.stringify(config)).not.toContain('status-token-0123456789');
   });
 
+  it('ALERT_WEBHOOK_URL with user:password@ becomes Basic auth: the URL keeps no userinfo, the password is a secret', () => {
+    const config = loadConfig({
+      ALERT_WEBHOOK_URL: 'https://rewards:p%40ss%3Aword@hooks.example.test/in?x=1',
+    });
+    expect(config.alerts.webhookUrl).toBe('https://hooks.example.test/in?x=1');
+    expect(config.alerts.webhookAuthorization?.reveal()).toBe(
+      `Basic ${Buffer.from('rewards:p@ss:word').toString('base64')}`,
+    );
+    expect(secretValues(config)).toEqual(expect.arrayContaining(['p%40ss%3Aword', 'p@ss:word']));
+    expect(JSON.stringify(config)).not.toContain('p@ss');
+    expect(
+      loadConfig({ ALERT_WEBHOOK_URL: 'https://hooks.example.test/in' }).alerts.webhookAuthorization,
+    ).toBe(undefined);
+    // Over plain http the password would cross the network in clear: only to this machine.
+    expect(() => loadConfig({ ALERT_WEBHOOK_URL: 'http://rewards:secret@hooks.example.test/in' })).toThrow(
+      /^ALERT_WEBHOOK_URL: /,
+    );
+    expect(
+      loadConfig({ ALERT_WEBHOOK_URL: 'http://rewards:secret@127.0.0.1:8080/in' }).alerts.webhookUrl,
+    ).toBe('http://127.0.0.1:8080/in');
+  });
+
   it('OAuth settings come as a set, with an encryption key', () => {
     const base = { SVC_API_BASE_URL: 'http://127.0.0.1:1/v1' };
     expect(() => loadConfig({ ...base, SVC_OAUTH_CLIENT_ID: 'c' })).toThrow(/^SVC_OAUTH_CLIENT_SECRET: /);

@@ -132,7 +132,7 @@ describe('delivery backoff', () => {
     ).toBe(true);
     expect(afterFailedAttempt({ attempts: 1, createdAt: now, now })).toEqual({
       giveUp: false,
-      nextAttemptAt: new Date(now.getTime() + D.baseDelayMs),
+      retryInMs: D.baseDelayMs,
     });
   });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   challengeThresholdToJson,
@@ -214,7 +215,38 @@ describe('member records', () => {
     expect(reason(parseUser({ ...fx.user(), birthdate: '1990-02-30' }))).toContain(
       'birthdate: not a YYYY-MM-DD',
     );
-    expect(reason(parseUser({ ...fx.user(), account_status: 'OK' }))).toMatch(/^account_status: /);
+    expect(record(parseUser(fx.user())).accountStatusListed).toBe(true);
+  });
+
+  it('an account_status the spec does not list keeps the profile, flagged as unlisted', () => {
+    expect(record(parseUser({ ...fx.user(), account_status: 'closed' }))).toMatchObject({
+      accountStatus: 'closed',
+      accountStatusListed: false,
+    });
+    expect(reason(parseUser({ ...fx.user(), account_status: 7 }))).toBe(
+      'account_status: expected string, got number',
+    );
+  });
+
+  it('a member record is rejected naming the field and the types, never quoting a received value', () => {
+    const fields = ['email', 'phone_number', 'birthdate', 'zipcode', 'first_name', 'last_name', 'avatar'];
+    const values = fc.oneof(
+      fc.integer({ min: 100_000 }),
+      fc.stringMatching(/^[a-z0-9]{10,20}$/),
+      fc.boolean(),
+      fc.array(fc.stringMatching(/^[a-z0-9]{10,20}$/), { minLength: 1, maxLength: 2 }),
+      fc.dictionary(fc.constantFrom('k', 'v'), fc.integer({ min: 100_000 }), { minKeys: 1 }),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...fields), values, (field, value) => {
+        const result = parseUser({ ...fx.user(), [field]: value });
+        if (result.ok) return;
+        for (const shown of typeof value === 'object' ? [JSON.stringify(value)] : [String(value)])
+          expect(result.rejection.reason).not.toContain(shown);
+        expect(result.rejection.reason.startsWith(`${field}: `)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('status: epoch year bounds, cents and big-integer progress, lower-case currencies', () => {

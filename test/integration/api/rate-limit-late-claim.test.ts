@@ -1,0 +1,51 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSharedRateLimiter } from '../../../src/api/shared-rate-limiter.js';
+import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
+
+// A request may start only inside a slot it claimed. A claim can come back after its slot is over
+// (Redis failing over, the answer queued behind a reconnect) and a sleep can end late (this
+// process's event loop held up): either way the slot is spent, and sending then would put two
+// requests in one slot. The limiter claims again instead.
+describe('a slot claim that comes back after its slot ended', () => {
+  const redis = createTestRedis();
+  const prefix = testRedisPrefix('late-claim');
+
+  afterAll(async () => {
+    await deleteRedisPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  /** The slot (by Redis's clock, as the limiter numbers them) that is current right now. */
+  const currentSlot = async (slotMs: number) => {
+    const [seconds, micros] = await redis.time();
+    return Math.floor((Number(seconds) * 1_000_000 + Number(micros)) / (slotMs * 1000));
+  };
+
+  it('is not used: the late process claims again, and no two requests start in one slot', async () => {
+    const slotMs = 100;
+    let first = true;
+    // The first claim of `late` comes back 350 ms (three and a half slots) after Redis answered it.
+    const slowOnce = new Proxy(redis, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (property !== 'eval' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
+          if (first) {
+            first = false;
+            await new Promise((resolve) => setTimeout(resolve, 350));
+          }
+          return result;
+        };
+      },
+    });
+    const late = createSharedRateLimiter({ redis: slowOnce, prefix, rps: 1000 / slotMs });
+    const onTime = createSharedRateLimiter({ redis, prefix, rps: 1000 / slotMs });
+    await late.acquire();
+    const lateStart = await currentSlot(slotMs);
+    await onTime.acquire();
+    const onTimeStart = await currentSlot(slotMs);
+    expect(first).toBe(false); // the slow claim did happen
+    expect(onTimeStart).not.toBe(lateStart);
+  });
+});
