@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { describeRedis } from '../redis/settings.js';
+import { scheduleHealth } from './schedule-health.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import {
@@ -40,20 +41,33 @@ export function createQueues(config: Config, connection: RedisClient): Map<Queue
 
 /**
  * Registers every Job Scheduler from configuration. Idempotent: upsert by id, same in every process.
- * With `onlyMissing`, only schedulers Redis no longer has are added back (a Redis restart without
- * persistence loses them; re-upserting a present one could move its next run).
+ * With `onlyRepair`, only schedulers that will not fire again are upserted: one Redis no longer has
+ * (a restart without persistence), or one whose next job a failover lost (see schedule-health.ts);
+ * re-upserting a healthy one could move its next run. Returns the ids upserted.
  */
 export async function registerSchedules(
   config: Config,
   queues: Map<QueueName, Queue>,
-  options: { onlyMissing?: boolean } = {},
+  options: { onlyRepair?: boolean; now?: () => number } = {},
 ): Promise<string[]> {
   const ids: string[] = [];
   for (const job of Object.values(JOBS)) {
     for (const schedule of job.schedules(config)) {
       const queue = queues.get(job.queue);
       if (queue === undefined) throw new Error(`no queue ${job.queue}`);
-      if (options.onlyMissing === true && (await queue.getJobScheduler(schedule.id)) !== undefined) continue;
+      if (options.onlyRepair === true) {
+        const scheduler = await queue.getJobScheduler(schedule.id);
+        const next = scheduler?.next ?? undefined;
+        const nextJobState =
+          next === undefined ? 'unknown' : await queue.getJobState(`repeat:${schedule.id}:${next}`);
+        const health = scheduleHealth({
+          next,
+          nextJobState,
+          everyMs: schedule.everyMs,
+          now: (options.now ?? Date.now)(),
+        });
+        if (health === 'ok') continue;
+      }
       await queue.upsertJobScheduler(
         schedule.id,
         { every: schedule.everyMs },
@@ -282,9 +296,9 @@ class WatchedWorker extends Worker {
 }
 
 /**
- * Schedules are data in Redis; after a Redis restart they are gone. Puts back what is missing, at
- * once when the connection comes back and periodically (another process's connection may have
- * been the one that saw the restart). The work itself is not lost with them: what is due is read
+ * Schedules are data in Redis; a Redis restart loses them, a failover can lose a scheduler's next
+ * job. Puts back what would not fire again, at once when the connection comes back and
+ * periodically (another process's connection may have been the one that saw the restart). The work itself is not lost with them: what is due is read
  * from Postgres on the next tick. Returns the function that stops guarding.
  */
 function guardSchedules(
@@ -294,10 +308,13 @@ function guardSchedules(
   logger: Logger,
 ): () => void {
   const restoreSchedules = () => {
-    registerSchedules(config, queues, { onlyMissing: true })
+    registerSchedules(config, queues, { onlyRepair: true })
       .then((restored) => {
         if (restored.length > 0) {
-          logger.warn({ schedules: restored }, 'job schedules were missing (Redis restarted?); restored');
+          logger.warn(
+            { schedules: restored },
+            'job schedules would not fire again (Redis restarted or failed over?); restored',
+          );
         }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'could not check job schedules'));

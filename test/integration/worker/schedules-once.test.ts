@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { createQueues, startWorker, type RunningWorker } from '../../../src/worker/worker.js';
+import {
+  createQueues,
+  registerSchedules,
+  startWorker,
+  type RunningWorker,
+} from '../../../src/worker/worker.js';
+import { stallGraceMs } from '../../../src/worker/schedule-health.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
 import { cliEnv } from './harness.js';
@@ -56,7 +62,7 @@ describe('job schedules registered by several workers on one Redis', () => {
   const running: RunningWorker[] = [];
   // Our own view of the queues, on our own connection: it outlives every worker.
   let redis: Redis;
-  let queues: Map<string, Queue>;
+  let queues: ReturnType<typeof createQueues>;
 
   const configWith = (env: Record<string, string>) =>
     loadConfig(
@@ -139,5 +145,32 @@ describe('job schedules registered by several workers on one Redis', () => {
     const iterations = await pendingIterations(queues);
     expect(Object.keys(iterations).length).toBeGreaterThan(0);
     for (const [id, count] of Object.entries(iterations)) expect(count, id).toBeLessThanOrEqual(1);
+  });
+
+  it('a scheduler whose next job a failover lost is put back; healthy ones are left alone', async () => {
+    await start({ BALANCE_EVERY: '7m' });
+    await stopAll();
+    const config = configWith({ BALANCE_EVERY: '7m' });
+    const streams = queues.get('streams')!;
+    expect(await registerSchedules(config, queues, { onlyRepair: true })).toEqual([]);
+
+    // What an unreplicated write lost on a promoted replica: the delayed next job, scheduler kept.
+    const scheduler = await streams.getJobScheduler('stream-restaurants');
+    const next = scheduler!.next!;
+    const jobId = `repeat:stream-restaurants:${next}`;
+    expect(await streams.getJobState(jobId)).toBe('delayed');
+    await redis.zrem(`${prefix}:streams:delayed`, jobId);
+    await redis.del(`${prefix}:streams:${jobId}`);
+    expect(await streams.getJobState(jobId)).toBe('unknown');
+
+    // Within the grace nothing is touched (a worker may be between taking a job and adding the next).
+    expect(await registerSchedules(config, queues, { onlyRepair: true, now: () => next })).toEqual([]);
+    const later = () => next + stallGraceMs(61 * MINUTE) + 1;
+    expect(await registerSchedules(config, queues, { onlyRepair: true, now: later })).toEqual([
+      'stream-restaurants',
+    ]);
+    const iterations = await pendingIterations(queues);
+    expect(iterations['stream-restaurants']).toBe(1);
+    expect((await streams.getJobScheduler('stream-restaurants'))!.next).toBeGreaterThan(next);
   });
 });
