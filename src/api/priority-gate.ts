@@ -1,17 +1,19 @@
-import Bottleneck from 'bottleneck';
+import PQueue from 'p-queue';
 
 // In-process ordering of who asks the shared limiter next: one acquisition at a time per process,
-// highest priority first, FIFO within a priority. Bottleneck's local mode does exactly this (its
-// Redis mode is what is broken on Redis 7; see docs/rate-limit.md). Cancellation: a waiting caller is
-// released at once by its signal, and its queued job throws without claiming a slot when its turn comes.
+// highest priority first, FIFO within a priority. p-queue enqueues synchronously, so a caller that
+// called run() before the running task finished is always ranked when the next one is chosen
+// (Bottleneck's local mode receives jobs through a timer first, so a high-priority caller could lose
+// to an earlier normal one: priority was only likely; see docs/rate-limit.md). Cancellation: a
+// waiting caller whose signal aborts leaves the queue at once and its task never runs.
 
 export type RequestPriority = 'high' | 'normal' | 'low';
 
-// Bottleneck priorities run 0 (first) to 9; 5 is its default.
-const BOTTLENECK_PRIORITY: Record<RequestPriority, number> = { high: 1, normal: 5, low: 8 };
+// p-queue runs the highest number first.
+const QUEUE_PRIORITY: Record<RequestPriority, number> = { high: 2, normal: 1, low: 0 };
 
 export class PriorityGate {
-  readonly #limiter = new Bottleneck({ maxConcurrent: 1 });
+  readonly #queue = new PQueue({ concurrency: 1 });
 
   /** Runs `task` when every higher-priority (and earlier equal-priority) task has run. */
   async run<T>(
@@ -20,27 +22,12 @@ export class PriorityGate {
     task: () => Promise<T>,
   ): Promise<T> {
     signal?.throwIfAborted();
-    const scheduled = this.#limiter.schedule({ priority: BOTTLENECK_PRIORITY[priority] }, () => {
-      signal?.throwIfAborted();
-      return task();
-    });
-    if (signal === undefined) return scheduled;
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason as Error);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    // The abandoned job still settles later (it throws at once); keep that from going unhandled.
-    scheduled.catch(() => undefined);
-    try {
-      return await Promise.race([scheduled, aborted]);
-    } finally {
-      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    }
+    const options = { priority: QUEUE_PRIORITY[priority], ...(signal === undefined ? {} : { signal }) };
+    return this.#queue.add(task, options);
   }
 
+  /** Callers queued behind the running task. */
   get waiting(): number {
-    const counts = this.#limiter.counts();
-    return (counts.RECEIVED ?? 0) + (counts.QUEUED ?? 0);
+    return this.#queue.size;
   }
 }

@@ -13,11 +13,23 @@ describe('PriorityGate', () => {
       gate.run('high', undefined, () => Promise.resolve(void order.push('high'))),
       gate.run('normal', undefined, () => Promise.resolve(void order.push('normal-2'))),
     ];
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Queued as soon as run() returns: no wait, so the order cannot depend on timers or load.
     expect(gate.waiting).toBe(4);
     release();
     await Promise.all([blocker, ...tasks]);
     expect(order).toEqual(['high', 'normal-1', 'normal-2', 'low']);
+  });
+
+  it('ranks a caller that arrives in the same tick as the running task finishes', async () => {
+    const gate = new PriorityGate();
+    const order: string[] = [];
+    let release!: () => void;
+    const blocker = gate.run('normal', undefined, () => new Promise<void>((resolve) => (release = resolve)));
+    const normal = gate.run('normal', undefined, () => Promise.resolve(void order.push('normal')));
+    release();
+    const high = gate.run('high', undefined, () => Promise.resolve(void order.push('high')));
+    await Promise.all([blocker, normal, high]);
+    expect(order).toEqual(['high', 'normal']);
   });
 
   it('releases a waiter whose signal aborts at once, and never runs its task', async () => {
@@ -27,14 +39,20 @@ describe('PriorityGate', () => {
     const controller = new AbortController();
     let ran = false;
     const waiting = gate.run('normal', controller.signal, () => Promise.resolve(void (ran = true)));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gate.waiting).toBe(1);
     controller.abort(new Error('shutdown'));
     await expect(waiting).rejects.toThrow('shutdown');
+    expect(gate.waiting).toBe(0);
     release();
     await blocker;
-    // Its queued turn comes and goes without running the task (and so without claiming a slot).
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await gate.run('low', undefined, () => Promise.resolve());
     expect(ran).toBe(false);
-    expect(gate.waiting).toBe(0);
+  });
+
+  it('refuses a caller whose signal has already aborted', async () => {
+    const gate = new PriorityGate();
+    await expect(
+      gate.run('high', AbortSignal.abort(new Error('gone')), () => Promise.resolve(1)),
+    ).rejects.toThrow('gone');
   });
 });
