@@ -5,7 +5,7 @@ import { windowKey, type Window } from '../src/sync/windows.js';
 import type { SyncWindow } from '../src/warehouse/schema.js';
 import { windowOf } from '../src/warehouse/sync-windows.js';
 import { defineJob } from './job.js';
-import { QUEUES } from './queues.js';
+import { JOB_OPTIONS, QUEUES } from './queues.js';
 
 const windowPayload = z
   .object({ start: z.number().int(), end: z.number().int() })
@@ -48,7 +48,7 @@ export async function enqueueWindows(
     return {
       name: checkinsWindowJob.name,
       data: window,
-      opts: { jobId: `w-${windowKey(window)}-${generation}` },
+      opts: { jobId: `w-${windowKey(window)}-${generation}`, ...JOB_OPTIONS },
     };
   });
   for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));

@@ -18,3 +18,14 @@ export const JOB_RETENTION = {
   removeOnComplete: { age: 3_600, count: 1_000 },
   removeOnFail: { age: 7 * 86_400, count: 5_000 },
 } as const;
+
+/**
+ * BullMQ runs every job once: one retry layer per failure (docs/rate-limit.md#retries-one-layer-per-failure).
+ * One HTTP request is retried by p-retry; a failed window or alert keeps its own backoff in Postgres and
+ * is re-read when due; a crashed worker's job comes back through stalled-job recovery; a job that must
+ * wait throws `TryLaterError`. Never raise this: attempts would multiply the layers below.
+ */
+export const JOB_ATTEMPTS = 1;
+
+/** What every job the project enqueues or schedules is given. */
+export const JOB_OPTIONS = { ...JOB_RETENTION, attempts: JOB_ATTEMPTS } as const;

@@ -9,9 +9,20 @@ import {
   type StreamName,
 } from '../src/streams/registry.js';
 import { defineJob } from './job.js';
-import { JOB_RETENTION, QUEUES } from './queues.js';
+import { exponentialBackoffMs } from '../src/sync/backoff.js';
+import { JOB_OPTIONS, QUEUES } from './queues.js';
+import { TryLaterError } from './try-later-error.js';
 
-const payload = z.object({ stream: z.enum(STREAM_NAMES), catchUp: z.boolean().optional() });
+const payload = z.object({
+  stream: z.enum(STREAM_NAMES),
+  catchUp: z.boolean().optional(),
+  /** How many times this catch-up found its stream busy (it waits longer each time). */
+  busyTries: z.number().int().nonnegative().optional(),
+});
+
+/** A catch-up that finds its stream busy waits 2 s, 4 s, … 32 s, then gives way to the schedule. */
+export const CATCH_UP_BUSY_TRIES = 6;
+const CATCH_UP_BUSY_DELAY_MS = 2_000;
 
 /** One pass of a stream the registry schedules as a whole pass, under the stream's lease. */
 export const streamPassJob = defineJob<z.infer<typeof payload>>({
@@ -24,14 +35,22 @@ export const streamPassJob = defineJob<z.infer<typeof payload>>({
       everyMs,
       data: { stream },
     })),
-  async process(context, { stream, catchUp }) {
+  async process(context, { stream, catchUp, busyTries = 0 }) {
     // A scheduled pass may use the time until the next one; a catch-up does one round.
     const slotMs = catchUp === true ? undefined : STREAMS[stream].everyMs(context.deps.config);
     const result = await runStreamPass(context.deps, stream, slotMs === undefined ? {} : { slotMs });
     // A catch-up that finds the stream busy may be behind a pass that started before the data it
-    // is for existed: try again shortly (BullMQ attempts with backoff) rather than drop it.
-    if (catchUp === true && (result.status === 'skipped' || result.status === 'lease-lost'))
-      throw new Error(`${stream} is busy; catch-up retried`);
+    // is for existed: run it again shortly rather than drop it. Past its tries the stream's own
+    // schedule covers it.
+    const busy = result.status === 'skipped' || result.status === 'lease-lost';
+    if (catchUp === true && busy && busyTries + 1 < CATCH_UP_BUSY_TRIES) {
+      const delayMs = exponentialBackoffMs(busyTries + 1, CATCH_UP_BUSY_DELAY_MS, 60_000);
+      throw new TryLaterError(`${stream} is busy; catch-up runs again in ${delayMs} ms`, delayMs, {
+        stream,
+        catchUp,
+        busyTries: busyTries + 1,
+      });
+    }
     if ('runId' in result && result.status === 'failed')
       throw new Error(result.error ?? `${stream} pass failed`);
     if ('runId' in result) {
@@ -51,11 +70,6 @@ export async function enqueueCatchUp(queue: Queue, stream: StreamName): Promise<
   await queue.add(
     streamPassJob.name,
     { stream, catchUp: true },
-    {
-      jobId: `catchup-${stream}`,
-      attempts: 6,
-      backoff: { type: 'exponential', delay: 2_000 },
-      ...JOB_RETENTION,
-    },
+    { jobId: `catchup-${stream}`, ...JOB_OPTIONS },
   );
 }

@@ -1,6 +1,7 @@
-import { Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { TryLaterError } from '../../jobs/try-later-error.js';
 import { JOBS, QUEUE_CONCURRENCY } from '../../jobs/registry.js';
-import { ALL_QUEUES, JOB_RETENTION, type QueueName } from '../../jobs/queues.js';
+import { ALL_QUEUES, JOB_OPTIONS, type QueueName } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/job.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -71,7 +72,7 @@ export async function registerSchedules(
       await queue.upsertJobScheduler(
         schedule.id,
         { every: schedule.everyMs },
-        { name: job.name, data: schedule.data, opts: { ...JOB_RETENTION, attempts: 1 } },
+        { name: job.name, data: schedule.data, opts: JOB_OPTIONS },
       );
       ids.push(schedule.id);
     }
@@ -202,10 +203,17 @@ function processJob(
   queueName: QueueName,
   tracker: JobTracker,
 ) {
-  return async (job: Job, _token?: string, signal?: AbortSignal): Promise<unknown> => {
+  return async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
     tracker.started(queueName);
     try {
       return await runJob(runtime, queues, logger, job, signal);
+    } catch (error) {
+      if (!(error instanceof TryLaterError)) throw error;
+      // BullMQ's documented way to run a job again later without counting a failed attempt.
+      logger.info({ job: job.name, jobId: job.id, delayMs: error.delayMs }, error.message);
+      if (error.nextPayload !== undefined) await job.updateData(error.nextPayload);
+      await job.moveToDelayed(Date.now() + error.delayMs, token);
+      throw new DelayedError();
     } finally {
       tracker.finished(queueName);
     }
