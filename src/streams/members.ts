@@ -30,6 +30,7 @@ import { storeRejections } from '../warehouse/rejected-records.js';
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
+import { oauthOf } from './registry.js';
 
 const STREAM = 'members';
 
@@ -259,7 +260,7 @@ async function syncMember(
 }
 
 function piiPolicy(deps: StreamDeps<PartnerApi>): MemberPiiPolicy {
-  return { mode: deps.config.members.pii, key: deps.config.oauth!.encryptionKey.reveal() };
+  return { mode: deps.config.members.pii, key: oauthOf(deps.config, 'members').encryptionKey.reveal() };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { PartnerApi } from '../api/partner-api.js';
-import type { Config } from '../config.js';
+import type { Config, OAuthConfig } from '../config.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 /** How a pass was started. */
@@ -123,6 +123,19 @@ export function isStreamName(name: string): name is StreamName {
 /** Whether the configuration lets this stream run at all (an OAuth stream needs OAuth). */
 export function streamEnabled(config: Pick<Config, 'oauth'>, stream: StreamName): boolean {
   return !STREAMS[stream].needsOAuth || config.oauth !== undefined;
+}
+
+/** The streams that read with OAuth tokens (payment intents, members), in registry order. */
+export const OAUTH_STREAMS = STREAM_NAMES.filter((stream) => STREAMS[stream].needsOAuth);
+
+/**
+ * The OAuth settings of a stream the registry marks `needsOAuth`: the worker and `run` never start
+ * such a pass without them (streamEnabled), so their absence here is a programming error.
+ */
+export function oauthOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAuthConfig {
+  if (!STREAMS[stream].needsOAuth) throw new Error(`${stream} does not read with OAuth`);
+  if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
+  return config.oauth;
 }
 
 /** The streams the worker runs as one `stream-pass` job each, with their intervals. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { expandStreams } from '../../../src/cli/commands/run.js';
 import { loadConfig } from '../../../src/config.js';
@@ -6,6 +7,8 @@ import {
   STREAM_NAMES,
   followUpsOf,
   isStreamName,
+  OAUTH_STREAMS,
+  oauthOf,
   scheduledPasses,
   streamEnabled,
 } from '../../../src/streams/registry.js';
@@ -37,6 +40,22 @@ describe('the stream registry', () => {
     expect(expandStreams(['all'])).toEqual(STREAM_NAMES);
     expect(isStreamName('checkins')).toBe(true);
     expect(isStreamName('toString')).toBe(false);
+  });
+
+  it("the README's `run` row lists the registry's streams in its order, and its OAuth streams", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `run <stream…>`')) ?? '';
+    const listed = row.slice(row.indexOf('Streams:'), row.indexOf('or `all`'));
+    expect([...listed.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).toEqual(STREAM_NAMES);
+    const oauthNote = row.slice(row.indexOf('the OAuth streams'));
+    expect(OAUTH_STREAMS.every((stream) => oauthNote.includes(`\`${stream}\``))).toBe(true);
+  });
+
+  it('an OAuth stream gets the OAuth settings; asking for them elsewhere is a programming error', () => {
+    expect(OAUTH_STREAMS).toEqual(['payment_intents', 'members']);
+    expect(oauthOf(withOAuth, 'members')).toBe(withOAuth.oauth);
+    expect(() => oauthOf(withoutOAuth, 'members')).toThrow('members needs OAuth');
+    expect(() => oauthOf(withOAuth, 'checkins')).toThrow('does not read with OAuth');
   });
 
   it('every stream has a pass to load', async () => {
