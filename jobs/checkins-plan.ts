@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { planAndRecheck, updateWatermark, windowsToPage } from '../src/streams/checkins.js';
-import { STREAMS } from '../src/streams/registry.js';
+import { STREAMS, followUpsOf } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
 import { defineJob } from './job.js';
 import { QUEUES } from './queues.js';
@@ -21,15 +21,15 @@ export const checkinsPlanJob = defineJob({
     const due = await windowsToPage(deps.db);
     const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
     const watermark = await updateWatermark(deps);
-    // The feed brings new locations; their reduced form and open hours should not wait for the
-    // daily locations tick.
     const { neverRefreshed } = await countLocations(deps.db);
-    if (neverRefreshed > 0) await enqueueCatchUp(context.queue(QUEUES.streams), 'locations');
-    return {
-      ...prepared,
-      enqueued,
-      watermark,
-      locationsNeverRefreshed: neverRefreshed,
+    const outcome = {
+      status: 'succeeded' as const,
+      rows: 0,
+      details: { locationsNeverRefreshed: neverRefreshed },
     };
+    for (const next of followUpsOf(deps.config, 'checkins', outcome)) {
+      await enqueueCatchUp(context.queue(QUEUES.streams), next);
+    }
+    return { ...prepared, enqueued, watermark, locationsNeverRefreshed: neverRefreshed };
   },
 });

@@ -1,11 +1,12 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
+import type { Config } from '../src/config.js';
 import { runStreamPass } from '../src/streams/passes.js';
 import {
   STREAMS,
   STREAM_NAMES,
   followUpsOf,
-  scheduledPasses,
+  streamEnabled,
   type StreamName,
 } from '../src/streams/registry.js';
 import { defineJob } from './job.js';
@@ -19,6 +20,16 @@ const payload = z.object({
   /** How many times this catch-up found its stream busy (it waits longer each time). */
   busyTries: z.number().int().nonnegative().optional(),
 });
+
+/** Streams with a job of their own instead of a `stream-pass` scheduler: the check-in planner. */
+const OWN_JOB_STREAMS: ReadonlySet<StreamName> = new Set(['checkins']);
+
+/** The streams the worker runs as one `stream-pass` job each, with their intervals. */
+export function scheduledPasses(config: Config): Array<{ stream: StreamName; everyMs: number }> {
+  return STREAM_NAMES.filter((stream) => !OWN_JOB_STREAMS.has(stream) && streamEnabled(config, stream)).map(
+    (stream) => ({ stream, everyMs: STREAMS[stream].everyMs(config) }),
+  );
+}
 
 /** A catch-up that finds its stream busy waits 2 s, 4 s, … 32 s, then gives way to the schedule. */
 export const CATCH_UP_BUSY_TRIES = 6;

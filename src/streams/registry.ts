@@ -32,11 +32,6 @@ export interface StreamDefinition<Name extends string = string> {
   loadPass(): Promise<Pass>;
   /** How often the worker runs the stream (status shows it as the stream's interval). */
   everyMs(config: Config): number;
-  /**
-   * Who schedules it in the worker: `stream-pass`, one Job Scheduler running the whole pass; or
-   * `own-job`, a job of its own (the check-in planner, which enqueues windows).
-   */
-  scheduledBy: 'stream-pass' | 'own-job';
   /** Reads with the OAuth user token: skipped (worker, `run all`) or refused (`run <stream>`) without OAuth. */
   needsOAuth: boolean;
   /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
@@ -49,11 +44,11 @@ const withDefaults =
   (deps) =>
     run(deps);
 
-/** The common case: a whole pass on a Job Scheduler of its own, no follow-ups. */
+/** The common case: no OAuth, no follow-ups. */
 function wholePass(
   entry: Pick<StreamDefinition, 'loadPass' | 'everyMs'> & { needsOAuth?: boolean },
 ): StreamDefinition<never> {
-  return { scheduledBy: 'stream-pass', needsOAuth: false, followUps: [], ...entry };
+  return { needsOAuth: false, followUps: [], ...entry };
 }
 
 /** Types the registry so that a follow-up can only name a stream of the registry. */
@@ -68,7 +63,6 @@ export const STREAMS = defineStreams({
   restaurants: {
     loadPass: async () => (await import('./restaurants.js')).runRestaurantsPass,
     everyMs: (config) => config.schedules.restaurantsMs,
-    scheduledBy: 'stream-pass',
     needsOAuth: false,
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
     followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
@@ -76,9 +70,15 @@ export const STREAMS = defineStreams({
   checkins: {
     loadPass: async () => withDefaults((await import('./checkins.js')).runCheckinsPass),
     everyMs: (config) => config.schedules.checkinsMs,
-    scheduledBy: 'own-job',
     needsOAuth: false,
-    followUps: [],
+    // The feed brings new locations: their full form and open hours should not wait for the daily
+    // locations tick.
+    followUps: [
+      {
+        stream: 'locations',
+        when: (outcome) => Number(outcome.details?.['locationsNeverRefreshed'] ?? 0) > 0,
+      },
+    ],
   },
   locations: wholePass({
     loadPass: async () => withDefaults((await import('./locations.js')).runLocationsPass),
@@ -136,13 +136,6 @@ export function oauthOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAut
   if (!STREAMS[stream].needsOAuth) throw new Error(`${stream} does not read with OAuth`);
   if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
   return config.oauth;
-}
-
-/** The streams the worker runs as one `stream-pass` job each, with their intervals. */
-export function scheduledPasses(config: Config): Array<{ stream: StreamName; everyMs: number }> {
-  return STREAM_NAMES.filter(
-    (stream) => STREAMS[stream].scheduledBy === 'stream-pass' && streamEnabled(config, stream),
-  ).map((stream) => ({ stream, everyMs: STREAMS[stream].everyMs(config) }));
 }
 
 /** The passes to run right after this pass's outcome (those the configuration lets run). */

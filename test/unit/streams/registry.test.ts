@@ -9,11 +9,10 @@ import {
   isStreamName,
   OAUTH_STREAMS,
   oauthOf,
-  scheduledPasses,
   streamEnabled,
 } from '../../../src/streams/registry.js';
 import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
-import { streamPassJob } from '../../../jobs/stream-pass.js';
+import { scheduledPasses, streamPassJob } from '../../../jobs/stream-pass.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
@@ -101,5 +100,15 @@ describe('the stream registry', () => {
     expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 2 }))).toEqual(['challenges']);
     expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 0 }))).toEqual([]);
     expect(followUpsOf(withoutOAuth, 'challenges', outcome({ new: 2 }))).toEqual([]);
+  });
+
+  it('a check-in planner tick that found never-refreshed locations is followed by a locations pass', () => {
+    const outcome = (locationsNeverRefreshed: number) => ({
+      status: 'succeeded' as const,
+      rows: 0,
+      details: { locationsNeverRefreshed },
+    });
+    expect(followUpsOf(withoutOAuth, 'checkins', outcome(3))).toEqual(['locations']);
+    expect(followUpsOf(withoutOAuth, 'checkins', outcome(0))).toEqual([]);
   });
 });
