@@ -27,6 +27,7 @@ import type { PassOutcome, StreamDeps } from '../src/streams/stream.js';
 import { verifyRewardsSignature } from '../src/alerts/verify-signature.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../src/warehouse/migrate.js';
+import { createTokenStore } from '../src/warehouse/oauth-tokens.js';
 
 /** N open intents; `pay` of them paid at uniformly random moments over `payWindowMs`. */
 const SCENARIOS = [
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
     destination: process.stderr,
   });
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
-  const api = createPartnerApi({ config, redis, db, logger });
+  const api = createPartnerApi({ config, redis, tokenStore: createTokenStore(db), logger });
   const deps: StreamDeps<PartnerApi> = {
     db,
     redis,

@@ -13,6 +13,7 @@ import { createLogger } from '../src/log.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { createDatabase } from '../src/warehouse/database.js';
+import { createTokenStore } from '../src/warehouse/oauth-tokens.js';
 
 const LIMIT_RPS = 20;
 const PROCESSES = 3;
@@ -22,7 +23,7 @@ async function child(): Promise<void> {
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
   const db = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 }); // unused: no OAuth here
   const logger = createLogger({ level: 'warn', pretty: false });
-  const { api } = createPartnerApiParts({ config, redis, db, logger });
+  const { api } = createPartnerApiParts({ config, redis, tokenStore: createTokenStore(db), logger });
   const until = Date.now() + Number(process.env['BENCH_SECONDS'] ?? '20') * 1000;
   let done = 0;
   while (Date.now() < until) {

@@ -1,8 +1,6 @@
 import type { RedisClient } from '../redis/connection.js';
-import type { Kysely } from 'kysely';
 import type { Config, OAuthConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import type { DB } from '../warehouse/schema.js';
 import {
   createApiRequester,
   type ApiRequester,
@@ -15,6 +13,7 @@ import { noopApiMetrics, type ApiMetrics } from './metrics.js';
 import { OAuthTokenManager } from './oauth/token-manager.js';
 import { createTokenEndpoint, type TokenEndpoint } from './oauth/token-endpoint.js';
 import { memberTokenRow } from './oauth/member-connection.js';
+import type { TokenStore } from './oauth/token-store.js';
 import { pageStream, type Page, type PageStream } from './paging.js';
 import type { CallOptions, PageOptions, PartnerApi } from './partner-api.js';
 import {
@@ -122,8 +121,8 @@ export interface CreatePartnerApiOptions {
   config: Config;
   /** Shared rate limit and 429 pause live here, under config.redisPrefix. */
   redis: RedisClient;
-  /** Holds the OAuth token row. */
-  db: Kysely<DB>;
+  /** Holds the OAuth token rows (src/warehouse/oauth-tokens.ts: createTokenStore). */
+  tokenStore: TokenStore;
   logger: Logger;
   metrics?: ApiMetrics;
   /** Tuning for tests and tools; production uses the defaults. */
@@ -175,14 +174,14 @@ function sharedApiPieces(options: CreatePartnerApiOptions) {
 
 /** Wires transport, shared limiter, token manager and requester from the config. */
 export function createPartnerApiParts(options: CreatePartnerApiOptions): PartnerApiParts {
-  const { config, db } = options;
+  const { config, tokenStore } = options;
   const { logger, metrics, transport, limiter, tokenEndpointFor, requesterWith } = sharedApiPieces(options);
   const oauth = config.oauth;
   const tokens =
     oauth === undefined
       ? undefined
       : new OAuthTokenManager({
-          db,
+          store: tokenStore,
           endpoint: tokenEndpointFor(oauth),
           encryptionKey: oauth.encryptionKey.reveal(),
           initialRefreshToken: oauth.refreshToken?.reveal(),
@@ -214,7 +213,7 @@ export interface MemberApis {
 }
 
 export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
-  const { config, db } = options;
+  const { config, tokenStore } = options;
   const oauth = config.oauth;
   if (oauth === undefined) throw new Error('member connections need SVC_OAUTH_CLIENT_ID and its settings');
   const { logger, metrics, transport, tokenEndpointFor, requesterWith } = sharedApiPieces(options);
@@ -223,7 +222,7 @@ export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
     tokenEndpoint,
     forMember(memberId) {
       const tokens = new OAuthTokenManager({
-        db,
+        store: tokenStore,
         endpoint: tokenEndpoint,
         encryptionKey: oauth.encryptionKey.reveal(),
         rowId: memberTokenRow(memberId),

@@ -18,6 +18,7 @@ import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';
 import { windowsInRange } from '../warehouse/sync-windows.js';
 import { busiestRestaurants, medianVisitByCohort, payEnabledShare, visitsByTier } from './analytics.js';
 import { startWebhookReceiver } from './webhook-receiver.js';
+import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 const DEMO_DATABASE = 'rewards_etl_demo';
 const TABLES = [
@@ -209,11 +210,16 @@ async function connectMembers(
   sim: RunningSimulator,
   count: number,
 ): Promise<number> {
-  const apis = createMemberApis({ config: deps.config, redis: deps.redis, db: deps.db, logger: deps.logger });
+  const apis = createMemberApis({
+    config: deps.config,
+    redis: deps.redis,
+    tokenStore: createTokenStore(deps.db),
+    logger: deps.logger,
+  });
   try {
     for (const member of sim.control.members.list().slice(0, count)) {
       const refreshToken = sim.control.credentials.issueRefreshToken({ memberId: member.id });
-      await storeMemberConnection(deps.db, {
+      await storeMemberConnection(createTokenStore(deps.db), {
         issued: await apis.tokenEndpoint.refresh(refreshToken),
         presentedRefreshToken: refreshToken,
         encryptionKey: deps.config.oauth!.encryptionKey.reveal(),

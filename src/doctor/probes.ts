@@ -14,6 +14,7 @@ import { readOAuth } from '../status/warehouse-figures.js';
 import { migrationProgress } from '../warehouse/migrate.js';
 import type { DB } from '../warehouse/schema.js';
 import type { ApiAnswer, Probe, RedisFindings } from './judge.js';
+import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 // The I/O behind `doctor`: each probe asks one thing, bounded in time, and returns what it saw
 // (never throws). The verdicts are in judge.ts.
@@ -137,7 +138,7 @@ export async function probeOAuthConnection(deps: ProbeDeps): Promise<Probe<ApiAn
   const oauth = deps.config.oauth;
   if (oauth === undefined) return { ok: false, error: new Error('OAuth is not configured') };
   const tokens = new OAuthTokenManager({
-    db: deps.db,
+    store: createTokenStore(deps.db),
     endpoint: createTokenEndpoint({ oauth, transport: deps.transport }),
     encryptionKey: oauth.encryptionKey.reveal(),
     initialRefreshToken: oauth.refreshToken?.reveal(),

@@ -14,6 +14,7 @@ import { createDatabase } from '../warehouse/database.js';
 import { createPostgresClock } from '../warehouse/postgres-clock.js';
 import type { DB } from '../warehouse/schema.js';
 import { bindApiMetrics } from './api-metrics-binding.js';
+import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 /** How long closing a runtime lets queued background alert deliveries start. */
 const BACKGROUND_DELIVERIES_DEADLINE_MS = 15_000;
@@ -80,7 +81,7 @@ export function createPipelineRuntime(options: {
   const api = createPartnerApi({
     config,
     redis,
-    db,
+    tokenStore: createTokenStore(db),
     logger,
     metrics: bindApiMetrics(metrics),
     nowMs: () => clock.now().getTime(),

@@ -31,6 +31,7 @@ import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 import { oauthOf } from './registry.js';
+import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 const STREAM = 'members';
 
@@ -68,7 +69,7 @@ export async function runMembersPass(
     createMemberApis({
       config,
       redis: deps.redis,
-      db: unfenced(db),
+      tokenStore: createTokenStore(unfenced(db)),
       logger,
       nowMs: () => clock.now().getTime(),
     });

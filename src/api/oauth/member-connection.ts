@@ -1,11 +1,8 @@
 import { decodeJwt } from 'jose';
-import type { Kysely } from 'kysely';
-import { saveConnection } from '../../warehouse/members.js';
-import type { DB } from '../../warehouse/schema.js';
 import { encryptToken } from './token-crypto.js';
 import type { IssuedTokens } from './token-endpoint.js';
 import { ACCESS_TOKEN_AAD, REFRESH_TOKEN_AAD } from './token-manager.js';
-import { replaceTokens } from './token-store.js';
+import type { TokenStore } from './token-store.js';
 
 /** The token row of a member's connection in rewards.oauth_tokens. */
 export const memberTokenRow = (memberId: string): string => `member:${memberId.toLowerCase()}`;
@@ -28,21 +25,22 @@ export function tokenSubject(accessToken: string): { memberId: string; scopes: s
  * active, in one transaction. Returns the member id.
  */
 export async function storeMemberConnection(
-  db: Kysely<DB>,
+  store: TokenStore,
   input: { issued: IssuedTokens; presentedRefreshToken: string | null; encryptionKey: Buffer; now: Date },
 ): Promise<string> {
   const refreshToken = input.issued.refreshToken ?? input.presentedRefreshToken;
   if (refreshToken === null) throw new Error('the token endpoint returned no refresh token');
   const { memberId, scopes } = tokenSubject(input.issued.accessToken);
   const row = memberTokenRow(memberId);
-  await db.transaction().execute(async (trx) => {
-    await replaceTokens(trx, row, {
+  await store.replaceMemberGrant(
+    row,
+    {
       refreshSealed: encryptToken(input.encryptionKey, refreshToken, REFRESH_TOKEN_AAD(row)),
       accessSealed: encryptToken(input.encryptionKey, input.issued.accessToken, ACCESS_TOKEN_AAD(row)),
       accessExpiresAt: input.issued.accessTokenExpiresAt,
       now: input.now,
-    });
-    await saveConnection(trx, { memberId, scopes, at: input.now });
-  });
+    },
+    { memberId, scopes, at: input.now },
+  );
   return memberId;
 }

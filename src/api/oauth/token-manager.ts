@@ -1,26 +1,15 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from '../../log.js';
-import type { DB } from '../../warehouse/schema.js';
 import type { AccessTokenProvider } from '../api-requester.js';
 import { OAuthNotAuthorizedError, PartnerApiError, RefreshTokenRevokedError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import { decryptToken, encryptToken } from './token-crypto.js';
 import { retryAfterRateLimits, type TokenEndpoint } from './token-endpoint.js';
-import {
-  DEFAULT_TOKEN_ROW,
-  INVALID_GRANT_MARK,
-  insertRefreshTokenIfAbsent,
-  lockTokens,
-  readTokens,
-  recordTokenError,
-  saveRefreshedTokens,
-  type StoredTokens,
-} from './token-store.js';
+import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK, type StoredTokens, type TokenStore } from './token-store.js';
 
-// Bearer tokens for every process, from one row of `rewards.oauth_tokens`.
+// Bearer tokens for every process, from one row of the token store (`rewards.oauth_tokens`).
 //
 // Correctness argument for rotation (each refresh spends the refresh token it presents):
-// - Refreshes happen only under `select … for update` on the row, and the holder re-reads the row
+// - Refreshes happen only under the row's lock (`select … for update`), and the holder re-reads the row
 //   after taking the lock: if another process refreshed meanwhile (a valid access token that is
 //   not the one we saw rejected), it uses that one and never presents the spent refresh token. So
 //   any number of processes refresh once and all use the result.
@@ -31,7 +20,7 @@ import {
 //   and the operator must re-authorize. The window is one HTTP response plus one UPDATE and COMMIT.
 
 export interface TokenManagerOptions {
-  db: Kysely<DB>;
+  store: TokenStore;
   endpoint: TokenEndpoint;
   encryptionKey: Buffer;
   /** SVC_OAUTH_REFRESH_TOKEN, imported only when the store has no row. */
@@ -78,14 +67,14 @@ export class OAuthTokenManager implements AccessTokenProvider {
   }
 
   async #readOrImport(): Promise<StoredTokens> {
-    const { db, initialRefreshToken, encryptionKey } = this.#options;
-    let stored = await readTokens(db, this.#row);
+    const { store, initialRefreshToken, encryptionKey } = this.#options;
+    let stored = await store.read(this.#row);
     if (stored === null && initialRefreshToken !== undefined) {
       const sealed = encryptToken(encryptionKey, initialRefreshToken, REFRESH_TOKEN_AAD(this.#row));
-      if (await insertRefreshTokenIfAbsent(db, this.#row, sealed, new Date(this.#nowMs()))) {
+      if (await store.insertRefreshTokenIfAbsent(this.#row, sealed, new Date(this.#nowMs()))) {
         this.#options.logger.info('imported SVC_OAUTH_REFRESH_TOKEN into the token store');
       }
-      stored = await readTokens(db, this.#row);
+      stored = await store.read(this.#row);
     }
     return this.#checkAuthorized(stored);
   }
@@ -123,9 +112,9 @@ export class OAuthTokenManager implements AccessTokenProvider {
 
   async #refreshUnderLock(rejected: string | null, signal: AbortSignal | undefined): Promise<string> {
     await this.#readOrImport();
-    const { db, endpoint, encryptionKey, logger, metrics } = this.#options;
-    const outcome = await db.transaction().execute(async (trx) => {
-      const stored = this.#checkAuthorized(await lockTokens(trx, this.#row));
+    const { store, endpoint, encryptionKey, logger, metrics } = this.#options;
+    const outcome = await store.withRowLock(this.#row, async (locked, row) => {
+      const stored = this.#checkAuthorized(locked);
       // Another process may have refreshed while we waited for the lock.
       const fresh = this.#usableAccessToken(stored, rejected);
       if (fresh !== null) return { ok: true as const, accessToken: fresh, refreshed: false };
@@ -136,7 +125,7 @@ export class OAuthTokenManager implements AccessTokenProvider {
       );
       try {
         const issued = await endpoint.refresh(refreshToken, signal);
-        await saveRefreshedTokens(trx, this.#row, {
+        await row.saveRefreshed({
           refreshSealed: encryptToken(
             encryptionKey,
             issued.refreshToken ?? refreshToken,
@@ -152,7 +141,7 @@ export class OAuthTokenManager implements AccessTokenProvider {
         const message = revoked
           ? `${INVALID_GRANT_MARK}: the refresh token was rejected; run \`rewards-etl auth\``
           : `refresh failed: ${error instanceof PartnerApiError ? error.name : 'error'}: ${(error as Error).message}`;
-        await recordTokenError(trx, this.#row, message, new Date(this.#nowMs()));
+        await row.recordError(message, new Date(this.#nowMs()));
         return { ok: false as const, error, revoked };
       }
     });

@@ -1,9 +1,6 @@
-import type { Transaction } from 'kysely';
-import type { DB } from '../../warehouse/schema.js';
-import type { Executor } from '../../warehouse/database.js';
-
-// Repository for `rewards.oauth_tokens`. Values are already sealed (token-crypto.ts) by the caller.
-// Functions take a Kysely or a Transaction so the caller owns the transaction (and the row lock).
+// What the OAuth layer needs of the place its tokens are kept: a narrow interface, implemented over
+// `rewards.oauth_tokens` in src/warehouse/oauth-tokens.ts. Values are already sealed
+// (token-crypto.ts) when they reach the store.
 
 export const DEFAULT_TOKEN_ROW = 'default';
 
@@ -20,123 +17,46 @@ export interface StoredTokens {
   lastErrorAt: Date | null;
 }
 
-const COLUMNS = [
-  'refresh_token_encrypted',
-  'access_token_encrypted',
-  'access_token_expires_at',
-  'generation',
-  'last_refreshed_at',
-  'last_error',
-  'last_error_at',
-] as const;
-
-type Row = {
-  refresh_token_encrypted: string | null;
-  access_token_encrypted: string | null;
-  access_token_expires_at: Date | null;
-  generation: number;
-  last_refreshed_at: Date | null;
-  last_error: string | null;
-  last_error_at: Date | null;
-};
-
-function toStored(row: Row | undefined): StoredTokens | null {
-  if (!row) return null;
-  return {
-    refreshTokenSealed: row.refresh_token_encrypted,
-    accessTokenSealed: row.access_token_encrypted,
-    accessTokenExpiresAt: row.access_token_expires_at,
-    generation: row.generation,
-    lastRefreshedAt: row.last_refreshed_at,
-    lastError: row.last_error,
-    lastErrorAt: row.last_error_at,
-  };
+/** A grant the operator (or a member) just gave: it replaces whatever was stored. */
+export interface ReplacedTokens {
+  refreshSealed: string;
+  accessSealed: string | null;
+  accessExpiresAt: Date | null;
+  now: Date;
 }
 
-export async function readTokens(db: Executor, id: string): Promise<StoredTokens | null> {
-  return toStored(
-    await db.selectFrom('rewards.oauth_tokens').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
-  );
+/** The result of one refresh, saved under the row's lock. */
+export interface RefreshedTokens {
+  refreshSealed: string;
+  accessSealed: string;
+  accessExpiresAt: Date;
+  now: Date;
 }
 
-/** `select … for update`: the distributed lock under which exactly one process refreshes. */
-export async function lockTokens(trx: Transaction<DB>, id: string): Promise<StoredTokens | null> {
-  return toStored(
-    await trx
-      .selectFrom('rewards.oauth_tokens')
-      .select(COLUMNS)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst(),
-  );
+/** Writes allowed while a row's lock is held; they commit when the lock is released. */
+export interface LockedTokenRow {
+  saveRefreshed(values: RefreshedTokens): Promise<void>;
+  recordError(message: string, now: Date): Promise<void>;
 }
 
-/** First import (SVC_OAUTH_REFRESH_TOKEN): only when no row exists, so a rotated token is never replaced. */
-export async function insertRefreshTokenIfAbsent(
-  db: Executor,
-  id: string,
-  refreshSealed: string,
-  now: Date,
-): Promise<boolean> {
-  const result = await db
-    .insertInto('rewards.oauth_tokens')
-    .values({ id, refresh_token_encrypted: refreshSealed, updated_at: now })
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .executeTakeFirst();
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
-}
-
-/** `auth import` / `auth exchange`: the operator's new grant replaces whatever was stored. */
-export async function replaceTokens(
-  db: Executor,
-  id: string,
-  values: { refreshSealed: string; accessSealed: string | null; accessExpiresAt: Date | null; now: Date },
-): Promise<void> {
-  const row = {
-    refresh_token_encrypted: values.refreshSealed,
-    access_token_encrypted: values.accessSealed,
-    access_token_expires_at: values.accessExpiresAt,
-    last_refreshed_at: values.accessSealed === null ? null : values.now,
-    last_error: null,
-    last_error_at: null,
-    updated_at: values.now,
-  };
-  await db
-    .insertInto('rewards.oauth_tokens')
-    .values({ id, ...row })
-    .onConflict((conflict) =>
-      conflict
-        .column('id')
-        .doUpdateSet((eb) => ({ ...row, generation: eb('rewards.oauth_tokens.generation', '+', 1) })),
-    )
-    .execute();
-}
-
-export async function saveRefreshedTokens(
-  trx: Transaction<DB>,
-  id: string,
-  values: { refreshSealed: string; accessSealed: string; accessExpiresAt: Date; now: Date },
-): Promise<void> {
-  await trx
-    .updateTable('rewards.oauth_tokens')
-    .set((eb) => ({
-      refresh_token_encrypted: values.refreshSealed,
-      access_token_encrypted: values.accessSealed,
-      access_token_expires_at: values.accessExpiresAt,
-      generation: eb('generation', '+', 1),
-      last_refreshed_at: values.now,
-      last_error: null,
-      last_error_at: null,
-      updated_at: values.now,
-    }))
-    .where('id', '=', id)
-    .execute();
-}
-
-export async function recordTokenError(db: Executor, id: string, message: string, now: Date): Promise<void> {
-  await db
-    .updateTable('rewards.oauth_tokens')
-    .set({ last_error: message.slice(0, 1000), last_error_at: now, updated_at: now })
-    .where('id', '=', id)
-    .execute();
+export interface TokenStore {
+  read(row: string): Promise<StoredTokens | null>;
+  /** First import (SVC_OAUTH_REFRESH_TOKEN): only when no row exists, so a rotated token is never replaced. */
+  insertRefreshTokenIfAbsent(row: string, refreshSealed: string, now: Date): Promise<boolean>;
+  /** `auth import` / `auth exchange`: the operator's new grant replaces whatever was stored. */
+  replace(row: string, values: ReplacedTokens): Promise<void>;
+  /**
+   * Runs `work` holding the row's lock: the distributed lock under which exactly one process
+   * refreshes. What `work` writes through `locked` commits when it returns.
+   */
+  withRowLock<T>(
+    row: string,
+    work: (stored: StoredTokens | null, locked: LockedTokenRow) => Promise<T>,
+  ): Promise<T>;
+  /** A member's new grant and their connection marked active, in one transaction. */
+  replaceMemberGrant(
+    row: string,
+    values: ReplacedTokens,
+    connection: { memberId: string; scopes: string[]; at: Date },
+  ): Promise<void>;
 }

@@ -24,7 +24,8 @@ async function storeTokens(
   // Loaded here, not at the top: `rewards-etl --help` should not load the database driver.
   const { encryptToken } = await import('../../api/oauth/token-crypto.js');
   const { ACCESS_TOKEN_AAD, REFRESH_TOKEN_AAD } = await import('../../api/oauth/token-manager.js');
-  const { DEFAULT_TOKEN_ROW, replaceTokens } = await import('../../api/oauth/token-store.js');
+  const { DEFAULT_TOKEN_ROW } = await import('../../api/oauth/token-store.js');
+  const { createTokenStore } = await import('../../warehouse/oauth-tokens.js');
   const { createDatabase } = await import('../../warehouse/database.js');
   const db = createDatabase({
     url: config.databaseUrl.reveal(),
@@ -33,7 +34,7 @@ async function storeTokens(
   });
   const key = oauth.encryptionKey.reveal();
   try {
-    await replaceTokens(db, DEFAULT_TOKEN_ROW, {
+    await createTokenStore(db).replace(DEFAULT_TOKEN_ROW, {
       refreshSealed: encryptToken(key, tokens.refreshToken, REFRESH_TOKEN_AAD(DEFAULT_TOKEN_ROW)),
       accessSealed:
         tokens.accessToken === null

@@ -51,7 +51,8 @@ async function connectMember(
   presentedRefreshToken: string | null,
 ): Promise<string> {
   const { storeMemberConnection } = await import('../../api/oauth/member-connection.js');
-  return storeMemberConnection(db, {
+  const { createTokenStore } = await import('../../warehouse/oauth-tokens.js');
+  return storeMemberConnection(createTokenStore(db), {
     issued,
     presentedRefreshToken,
     encryptionKey: requireOAuth(context.config(), 'members').encryptionKey.reveal(),

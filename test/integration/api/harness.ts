@@ -10,6 +10,7 @@ import type { DB } from '../../../src/warehouse/schema.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 // One simulator, database and Redis prefix per test file; clients ("processes") built on demand,
 // each with its own Redis connection and database pool, all logging into one captured buffer.
@@ -96,7 +97,7 @@ export async function createApiHarness(label: string): Promise<ApiHarness> {
       const parts = createPartnerApiParts({
         config: current,
         redis,
-        db,
+        tokenStore: createTokenStore(db),
         logger: logger(current),
         retry: options.retry ?? FAST_RETRY,
         afterRefreshCommitted: options.afterRefreshCommitted,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { RefreshTokenRevokedError, RetryAfterTooLongError } from '../../../src/api/errors.js';
-import { DEFAULT_TOKEN_ROW, readTokens } from '../../../src/api/oauth/token-store.js';
+import { DEFAULT_TOKEN_ROW } from '../../../src/api/oauth/token-store.js';
+import { readTokens } from '../../../src/warehouse/oauth-tokens.js';
 import { SharedPauseTooLongError } from '../../../src/api/shared-rate-limiter.js';
 import { createApiHarness, expectNoSecrets, type ApiHarness } from './harness.js';
 

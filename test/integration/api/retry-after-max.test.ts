@@ -10,6 +10,7 @@ import type { StreamDeps } from '../../../src/streams/stream.js';
 import { windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 // Issue 26: a Retry-After longer than RETRY_AFTER_MAX stops the pass at the first such answer,
 // every stream alike (no unit of work after it waits the pause and asks again), and `run` exits 1
@@ -51,13 +52,13 @@ beforeAll(async () => {
   const apis = createMemberApis({
     config: clean.config,
     redis: clean.redis,
-    db: h.database.db,
+    tokenStore: createTokenStore(h.database.db),
     logger: clean.logger,
   });
   try {
     for (const { id } of h.sim.control.members.list()) {
       const refreshToken = h.sim.control.credentials.issueRefreshToken({ memberId: id });
-      await storeMemberConnection(h.database.db, {
+      await storeMemberConnection(createTokenStore(h.database.db), {
         issued: await apis.tokenEndpoint.refresh(refreshToken),
         presentedRefreshToken: refreshToken,
         encryptionKey: clean.config.oauth!.encryptionKey.reveal(),

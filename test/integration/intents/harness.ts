@@ -17,6 +17,7 @@ import { createDatabase } from '../../../src/warehouse/database.js';
 import type { DB } from '../../../src/warehouse/schema.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 // One simulator, database, Redis prefix and webhook receiver per test file. "Processes" (deps) are
 // built on demand, each with its own database pool, all logging into one captured buffer.
@@ -174,7 +175,7 @@ export async function createIntentHarness(label: string): Promise<IntentHarness>
       const api = createPartnerApi({
         config,
         redis,
-        db,
+        tokenStore: createTokenStore(db),
         logger,
         retry: { retries: 2, maxTotalMs: 10_000, backoff: { baseMs: 20, capMs: 200 } },
       });

@@ -10,6 +10,7 @@ import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 // Personal data stays where MEMBER_PII says, `forget` forgets everything, and a pass claims only
 // what it wrote (issue 26).
@@ -26,7 +27,7 @@ const NUMERIC_PHONE = 5551234567;
 async function connect(memberId: string): Promise<void> {
   const refreshToken = h.sim.control.credentials.issueRefreshToken({ memberId });
   const issued = await apis.tokenEndpoint.refresh(refreshToken);
-  await storeMemberConnection(h.database.db, {
+  await storeMemberConnection(createTokenStore(h.database.db), {
     issued,
     presentedRefreshToken: refreshToken,
     encryptionKey: base.config.oauth!.encryptionKey.reveal(),
@@ -57,7 +58,12 @@ const rejectedOf = (memberId: string) =>
 beforeAll(async () => {
   h = await createIntentHarness('member_pii');
   base = await depsFor('store');
-  apis = createMemberApis({ config: base.config, redis: base.redis, db: h.database.db, logger: base.logger });
+  apis = createMemberApis({
+    config: base.config,
+    redis: base.redis,
+    tokenStore: createTokenStore(h.database.db),
+    logger: base.logger,
+  });
   memberIds = h.sim.control.members.list().map((m) => m.id);
 });
 afterAll(async () => {

@@ -9,6 +9,7 @@ import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 // The members stream against the simulator over HTTP: each member synced with their own tokens.
 
@@ -20,7 +21,7 @@ let memberIds: string[];
 async function connect(memberId: string): Promise<string> {
   const refreshToken = h.sim.control.credentials.issueRefreshToken({ memberId });
   const issued = await apis.tokenEndpoint.refresh(refreshToken);
-  return storeMemberConnection(h.database.db, {
+  return storeMemberConnection(createTokenStore(h.database.db), {
     issued,
     presentedRefreshToken: refreshToken,
     encryptionKey: deps.config.oauth!.encryptionKey.reveal(),
@@ -38,7 +39,12 @@ const rows = (
 beforeAll(async () => {
   h = await createIntentHarness('members');
   deps = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1' } });
-  apis = createMemberApis({ config: deps.config, redis: deps.redis, db: h.database.db, logger: deps.logger });
+  apis = createMemberApis({
+    config: deps.config,
+    redis: deps.redis,
+    tokenStore: createTokenStore(h.database.db),
+    logger: deps.logger,
+  });
   memberIds = h.sim.control.members.list().map((m) => m.id);
   for (const id of memberIds.slice(0, 3)) await connect(id);
 });

@@ -12,6 +12,7 @@ import type { PassOutcome, StreamDeps } from '../../../src/streams/stream.js';
 import { finishSyncRun, startSyncRun } from '../../../src/warehouse/sync-runs.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
+import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 
 /** Simulator over real HTTP, a fresh database, real Redis, and the real client: one per test file. */
 export interface SnapshotHarness {
@@ -56,7 +57,7 @@ export async function startHarness(
   const api = createPartnerApi({
     config,
     redis,
-    db: database.db,
+    tokenStore: createTokenStore(database.db),
     logger,
     retry: { retries: 1, backoff: { baseMs: 5, capMs: 10 } },
   });
