@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { planAndRecheck, updateWatermark, windowsToPage } from '../src/streams/checkins.js';
 import { STREAMS, followUpsOf } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
-import { defineJob } from './job.js';
-import { QUEUES } from './queues.js';
+import { defineJob } from '../src/worker/job-definition.js';
+import { QUEUES } from '../src/worker/queues.js';
 import { enqueueWindows } from './checkins-window.js';
 import { enqueueCatchUp } from './stream-pass.js';
 

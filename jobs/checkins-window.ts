@@ -4,8 +4,8 @@ import { pageWindow, updateWatermark } from '../src/streams/checkins.js';
 import { windowKey, type Window } from '../src/sync/windows.js';
 import type { SyncWindow } from '../src/warehouse/schema.js';
 import { windowOf } from '../src/warehouse/sync-windows.js';
-import { defineJob } from './job.js';
-import { JOB_OPTIONS, QUEUES } from './queues.js';
+import { defineJob } from '../src/worker/job-definition.js';
+import { JOB_OPTIONS, QUEUES } from '../src/worker/queues.js';
 
 const windowPayload = z
   .object({ start: z.number().int(), end: z.number().int() })

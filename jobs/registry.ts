@@ -1,7 +1,7 @@
 import { checkinsPlanJob } from './checkins-plan.js';
 import { checkinsWindowJob } from './checkins-window.js';
-import type { JobDefinition } from './job.js';
-import { QUEUES, type QueueName } from './queues.js';
+import type { JobDefinition, JobSet } from '../src/worker/job-definition.js';
+import { QUEUES, type QueueName } from '../src/worker/queues.js';
 import { streamPassJob } from './stream-pass.js';
 
 /** Every job the worker knows, by name. */
@@ -17,3 +17,6 @@ export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
   [QUEUES.checkinsWindow]: 2,
   [QUEUES.streams]: 3,
 };
+
+/** What `rewards-etl worker` runs. */
+export const JOB_SET: JobSet = { jobs: JOBS, concurrency: QUEUE_CONCURRENCY };

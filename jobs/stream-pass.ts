@@ -9,10 +9,10 @@ import {
   streamEnabled,
   type StreamName,
 } from '../src/streams/registry.js';
-import { defineJob } from './job.js';
+import { defineJob } from '../src/worker/job-definition.js';
 import { exponentialBackoffMs } from '../src/sync/backoff.js';
-import { JOB_OPTIONS, QUEUES } from './queues.js';
-import { TryLaterError } from './try-later-error.js';
+import { JOB_OPTIONS, QUEUES } from '../src/worker/queues.js';
+import { TryLaterError } from '../src/worker/try-later-error.js';
 
 const payload = z.object({
   stream: z.enum(STREAM_NAMES),

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { chmod } from 'node:fs/promises';
 import { sql, type Kysely } from 'kysely';
 import type { PartnerApi } from '../../src/api/partner-api.js';
-import type { CheckIn } from '../../src/api/records/index.js';
+import type { CheckIn } from '../../src/records/index.js';
 import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
 import { commitCheckInPage } from '../../src/warehouse/check-in-pages.js';
 import { insertPlannedWindows } from '../../src/warehouse/sync-windows.js';

@@ -1,4 +1,4 @@
-import type { PaymentIntent } from '../api/records/payment-intent.js';
+import type { PaymentIntent } from '../records/payment-intent.js';
 
 export const PAYMENT_INTENT_PAID = 'payment_intent.paid';
 

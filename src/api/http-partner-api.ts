@@ -32,7 +32,7 @@ import {
   parseUserTagList,
   parseWalletList,
   type PageResult,
-} from './records/index.js';
+} from '../records/index.js';
 import { createSharedRateLimiter, type SharedRateLimiter } from './shared-rate-limiter.js';
 
 export interface HttpPartnerApiOptions {

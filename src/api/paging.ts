@@ -1,6 +1,6 @@
-import type { Pagination, Rejection } from './records/index.js';
+import type { Pagination, Rejection } from '../records/index.js';
 import { PagingOverrunError, UnexpectedResponseShapeError } from './errors.js';
-import { pageAllowance } from './records/pagination.js';
+import { pageAllowance } from '../records/pagination.js';
 
 // Paging trusts the server's `pagination` wrapper, not what we asked for: the server may cap
 // `page_size`, and `next_page` (null on the last page) is what says whether there is more.

@@ -16,7 +16,7 @@ import type {
   User,
   UserTag,
   UserWallet,
-} from './records/index.js';
+} from '../records/index.js';
 
 // Exactly the calls the pipeline makes of the partner API. The HTTP client implements it; tests
 // and the pipeline depend only on this. Pages and single records come back normalized: bad

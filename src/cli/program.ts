@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { packageVersion } from '../package-info.js';
-import { stripControlCharacters } from '../status/format.js';
+import { stripControlCharacters } from '../terminal-text.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 import type { CliContext } from './context.js';
 import { registerCommands } from './commands.js';

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
-import { ALL_QUEUES } from '../../jobs/queues.js';
+import { ALL_QUEUES } from '../worker/queues.js';
 import { parseWorkerRecords, splitByFreshness, workersKey } from '../worker/worker-records.js';
 import { QUEUE_STATES, type QueueDepth, type QueuesSummary, type WorkersSummary } from './status-report.js';
 

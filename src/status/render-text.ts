@@ -1,14 +1,8 @@
-import {
-  formatCount,
-  formatDuration,
-  formatInstant,
-  plural,
-  relativeTime,
-  stripControlCharacters,
-} from './format.js';
+import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { verdictLine } from './verdict.js';
 import { workerRow, workersNote } from './workers-view.js';
+import { stripControlCharacters } from '../terminal-text.js';
 
 // The terminal rendering of `status`: a verdict line first, then one compact section per concern.
 // Fits 100 columns; long texts (errors) are cut at the right edge, the JSON has them whole.

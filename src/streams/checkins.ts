@@ -1,7 +1,7 @@
 import pMap from 'p-map';
 import type { PartnerApi, PageStream } from '../api/partner-api.js';
 import { PagingOverrunError } from '../api/errors.js';
-import { effectivePageSize, pageAllowance, type CheckIn } from '../api/records/index.js';
+import { effectivePageSize, pageAllowance, type CheckIn } from '../records/index.js';
 import { exponentialBackoffMs } from '../sync/backoff.js';
 import { confirmedDropBefore, nextDropSuspicion } from '../sync/drop-guard.js';
 import {

@@ -7,7 +7,7 @@ import {
 } from '../api/errors.js';
 import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
-import type { ListResult, ParseResult, Rejection } from '../api/records/index.js';
+import type { ListResult, ParseResult, Rejection } from '../records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
 import {
   memberCheckInFacts,
@@ -22,8 +22,8 @@ import {
   type MemberConnection,
   type MemberPiiPolicy,
 } from '../warehouse/members.js';
-import { storableText } from '../api/records/storable.js';
-import { stripControlCharacters } from '../status/format.js';
+import { storableText } from '../records/storable.js';
+import { stripControlCharacters } from '../terminal-text.js';
 import { protectRejectedPayload } from '../sync/member-pii.js';
 import type { Executor } from '../warehouse/database.js';
 import { storeRejections } from '../warehouse/rejected-records.js';

@@ -5,8 +5,8 @@ import {
   salvagePaymentIntent,
   type PaymentIntent,
   type PaymentIntentStatus,
-} from '../api/records/payment-intent.js';
-import { effectivePageSize } from '../api/records/pagination.js';
+} from '../records/payment-intent.js';
+import { effectivePageSize } from '../records/pagination.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../sync/intent-transitions.js';
 import {
   DEFAULT_POLL_SCHEDULE,

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { PartnerApiError } from '../api/errors.js';
 import type { Page } from '../api/paging.js';
-import { isUuid, type Rejection } from '../api/records/index.js';
+import { isUuid, type Rejection } from '../records/index.js';
 import {
   checkPagingComplete,
   seenCountOfRun,

@@ -1,4 +1,4 @@
-import type { PaymentIntentStatus } from '../api/records/payment-intent.js';
+import type { PaymentIntentStatus } from '../records/payment-intent.js';
 
 /**
  * What one observation of a payment intent means for the warehouse: a transition to record, an

@@ -1,4 +1,4 @@
-import type { AccountBalance } from '../api/records/index.js';
+import type { AccountBalance } from '../records/index.js';
 import type { Executor } from './database.js';
 
 /**

@@ -1,5 +1,5 @@
 import { type Insertable, type Transaction } from 'kysely';
-import { challengeThresholdToJson, contentHash, type Challenge } from '../api/records/index.js';
+import { challengeThresholdToJson, contentHash, type Challenge } from '../records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';

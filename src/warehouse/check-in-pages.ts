@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { CheckIn, Location } from '../api/records/index.js';
+import type { CheckIn, Location } from '../records/index.js';
 import type { Window } from '../sync/windows.js';
 import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
 import { storeRejections, type Rejection } from './rejected-records.js';

@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type RawBuilder, type Transaction } from 'kysely';
-import { isUuid, type CheckIn, type Location } from '../api/records/index.js';
+import { isUuid, type CheckIn, type Location } from '../records/index.js';
 import type { Executor } from './database.js';
 import type { DB, SyncWindow } from './schema.js';
 import { CHECKINS_STREAM } from './sync-windows.js';

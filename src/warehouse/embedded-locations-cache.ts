@@ -1,4 +1,4 @@
-import { contentHash, type Location } from '../api/records/index.js';
+import { contentHash, type Location } from '../records/index.js';
 
 /**
  * The locations embedded in feed pages (with their restaurant and neighborhood) that this process

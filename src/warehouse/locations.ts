@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
-import { contentHash, type Location, type Neighborhood } from '../api/records/index.js';
+import { contentHash, type Location, type Neighborhood } from '../records/index.js';
 import { closeCurrentVersions, recordVersions, statementChunks } from './history.js';
 import { byId, insertEmbeddedRestaurants } from './restaurants.js';
 import type { DB, LocationsTable } from './schema.js';

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../api/records/index.js';
-import { contentHash, progressInApiNames } from '../api/records/index.js';
+import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../records/index.js';
+import { contentHash, progressInApiNames } from '../records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { PaymentIntent, PaymentIntentStatus } from '../api/records/payment-intent.js';
-import { PAYMENT_INTENT_STATUSES } from '../api/records/payment-intent.js';
+import type { PaymentIntent, PaymentIntentStatus } from '../records/payment-intent.js';
+import { PAYMENT_INTENT_STATUSES } from '../records/payment-intent.js';
 import { alertPayloadFromIntent, PAYMENT_INTENT_PAID } from '../alerts/alert-body.js';
 import { classifyTransition, type TransitionDecision } from '../sync/intent-transitions.js';
 import type { DueIntent } from '../sync/intent-poll-schedule.js';

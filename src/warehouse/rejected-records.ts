@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { storablePayloadJson, storableText } from '../api/records/storable.js';
+import { storablePayloadJson, storableText } from '../records/storable.js';
 import type { Executor } from './database.js';
 
 export interface Rejection {

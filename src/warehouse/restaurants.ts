@@ -4,7 +4,7 @@ import {
   restaurantVersionContent,
   type ListedRestaurant,
   type Restaurant,
-} from '../api/records/index.js';
+} from '../records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';

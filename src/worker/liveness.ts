@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { QueueName } from '../../jobs/queues.js';
+import type { QueueName } from './queues.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import { withTimeout } from '../status/queue-depths.js';

@@ -1,8 +1,7 @@
 import { DelayedError, Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
-import { TryLaterError } from '../../jobs/try-later-error.js';
-import { JOBS, QUEUE_CONCURRENCY } from '../../jobs/registry.js';
-import { ALL_QUEUES, JOB_OPTIONS, type QueueName } from '../../jobs/queues.js';
-import type { JobContext } from '../../jobs/job.js';
+import { TryLaterError } from './try-later-error.js';
+import { ALL_QUEUES, JOB_OPTIONS, type QueueName } from './queues.js';
+import type { JobContext, JobSet } from './job-definition.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -49,10 +48,11 @@ export function createQueues(config: Config, connection: RedisClient): Map<Queue
 export async function registerSchedules(
   config: Config,
   queues: Map<QueueName, Queue>,
+  jobSet: JobSet,
   options: { onlyRepair?: boolean; now?: () => number } = {},
 ): Promise<string[]> {
   const ids: string[] = [];
-  for (const job of Object.values(JOBS)) {
+  for (const job of Object.values(jobSet.jobs)) {
     for (const schedule of job.schedules(config)) {
       const queue = queues.get(job.queue);
       if (queue === undefined) throw new Error(`no queue ${job.queue}`);
@@ -83,6 +83,8 @@ export async function registerSchedules(
 export async function startWorker(options: {
   config: Config;
   logger: Logger;
+  /** The jobs to run (jobs/registry.ts: JOB_SET). */
+  jobs: JobSet;
   clock?: Clock;
   /**
    * A queue worker took no job it could for WORKER_IDLE_TIMEOUT: its fetch loop went silent, or it
@@ -102,19 +104,29 @@ export async function startWorker(options: {
   await runtime.clockReady();
   const connection = connectQueueRedis(config, logger);
   const queues = createQueues(config, connection);
-  const scheduled = await registerSchedules(config, queues);
+  const scheduled = await registerSchedules(config, queues, options.jobs);
   logger.info({ schedules: scheduled }, 'job schedules registered');
 
   const tracker = createJobTracker();
   const workerId = newWorkerId();
   const workers = ALL_QUEUES.map((queueName) =>
-    startQueueWorker({ queueName, config, logger, runtime, queues, connection, tracker, workerId }),
+    startQueueWorker({
+      queueName,
+      config,
+      logger,
+      runtime,
+      queues,
+      connection,
+      tracker,
+      workerId,
+      jobs: options.jobs,
+    }),
   );
   const watchdog = startLivenessWatchdog({
     redis: runtime.redis,
     prefix: config.redisPrefix,
     queues: ALL_QUEUES,
-    concurrency: QUEUE_CONCURRENCY,
+    concurrency: options.jobs.concurrency,
     tracker,
     idleTimeoutMs: config.worker.idleTimeoutMs,
     workerId,
@@ -128,10 +140,15 @@ export async function startWorker(options: {
     },
   });
   logger.info(
-    { queues: ALL_QUEUES, concurrency: QUEUE_CONCURRENCY, workerId, redis: describeRedis(config.redis) },
+    {
+      queues: ALL_QUEUES,
+      concurrency: options.jobs.concurrency,
+      workerId,
+      redis: describeRedis(config.redis),
+    },
     'worker started',
   );
-  const stopScheduleGuard = guardSchedules(config, queues, connection, logger);
+  const stopScheduleGuard = guardSchedules(config, queues, options.jobs, connection, logger);
 
   let stopping: Promise<void> | undefined;
   const activeJobs = () => ALL_QUEUES.reduce((sum, queue) => sum + tracker.snapshot(queue).active, 0);
@@ -202,11 +219,12 @@ function processJob(
   logger: Logger,
   queueName: QueueName,
   tracker: JobTracker,
+  jobSet: JobSet,
 ) {
   return async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
     tracker.started(queueName);
     try {
-      return await runJob(runtime, queues, logger, job, signal);
+      return await runJob(runtime, queues, jobSet, logger, job, signal);
     } catch (error) {
       if (!(error instanceof TryLaterError)) throw error;
       // BullMQ's documented way to run a job again later without counting a failed attempt.
@@ -223,11 +241,12 @@ function processJob(
 async function runJob(
   runtime: PipelineRuntime,
   queues: Map<QueueName, Queue>,
+  jobSet: JobSet,
   logger: Logger,
   job: Job,
   signal: AbortSignal | undefined,
 ): Promise<unknown> {
-  const definition = JOBS[job.name];
+  const definition = jobSet.jobs[job.name];
   if (definition === undefined) throw new Error(`unknown job ${job.name}`);
   const payload: unknown = definition.payload.parse(job.data);
   const context: JobContext = {
@@ -254,15 +273,23 @@ function startQueueWorker(options: {
   connection: RedisClient;
   tracker: JobTracker;
   workerId: string;
+  jobs: JobSet;
 }): Worker {
   const { queueName, config, logger } = options;
-  const processor = processJob(options.runtime, options.queues, logger, queueName, options.tracker);
+  const processor = processJob(
+    options.runtime,
+    options.queues,
+    logger,
+    queueName,
+    options.tracker,
+    options.jobs,
+  );
   const worker = new WatchedWorker(() => options.tracker.fetched(queueName), queueName, processor, {
     connection: options.connection,
     // Shown as the job's processedBy: which process ran it.
     name: options.workerId,
     prefix: config.redisPrefix,
-    concurrency: QUEUE_CONCURRENCY[queueName],
+    concurrency: options.jobs.concurrency[queueName],
     // A worker that died holding a job: the job goes back to waiting once its lock expires
     // (renewed every lockDuration / 2 while the worker lives). Short, so a kill -9 costs
     // seconds, not minutes; the window's lease in Postgres, not this one, prevents double paging.
@@ -312,11 +339,12 @@ class WatchedWorker extends Worker {
 function guardSchedules(
   config: Config,
   queues: Map<QueueName, Queue>,
+  jobSet: JobSet,
   connection: RedisClient,
   logger: Logger,
 ): () => void {
   const restoreSchedules = () => {
-    registerSchedules(config, queues, { onlyRepair: true })
+    registerSchedules(config, queues, jobSet, { onlyRepair: true })
       .then((restored) => {
         if (restored.length > 0) {
           logger.warn(

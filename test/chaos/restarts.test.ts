@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUES } from '../../jobs/queues.js';
+import { QUEUES } from '../../src/worker/queues.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../helpers/pipeline.js';

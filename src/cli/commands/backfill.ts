@@ -14,7 +14,7 @@ export function backfillCommand(context: CliContext): Command {
     .option('--to <iso>', 'end of the range (exclusive), ISO 8601; default now minus CHECKINS_SAFETY_LAG')
     .option('--wait', 'show progress until every window of the range is done')
     .action(async (options: { from: string; to?: string; wait?: boolean }) => {
-      const { QUEUES } = await import('../../../jobs/queues.js');
+      const { QUEUES } = await import('../../worker/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
       const { planCheckinWindows, windowsToPage } = await import('../../streams/checkins.js');
       const { windowsInRange } = await import('../../warehouse/sync-windows.js');

@@ -6,7 +6,7 @@ import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
-import { stripControlCharacters } from '../../status/format.js';
+import { stripControlCharacters } from '../../terminal-text.js';
 
 export function runCommand(context: CliContext): Command {
   return new Command('run')

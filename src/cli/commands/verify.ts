@@ -4,7 +4,7 @@ import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { parseInstant } from '../parse-instant.js';
-import { stripControlCharacters } from '../../status/format.js';
+import { stripControlCharacters } from '../../terminal-text.js';
 
 interface VerifyRow {
   start: Date;
@@ -28,7 +28,7 @@ export function verifyCommand(context: CliContext): Command {
     .option('--repair', 're-queue the windows that differ')
     .option('--all', 'print every window, not only mismatches')
     .action(async (options: { from?: string; to?: string; repair?: boolean; all?: boolean }) => {
-      const { QUEUES } = await import('../../../jobs/queues.js');
+      const { QUEUES } = await import('../../worker/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
       const { probeWindow } = await import('../../streams/checkins.js');
       const { countWindowRows } = await import('../../warehouse/check-ins.js');

@@ -22,6 +22,7 @@ export function workerCommand(context: CliContext): Command {
     )
     .action(async (options: { shutdownDeadline: string }) => {
       const { startWorker } = await import('../../worker/worker.js');
+      const { JOB_SET } = await import('../../../jobs/registry.js');
       const config = context.config();
       requireApiBaseUrl(config);
       requireApiKey(config);
@@ -34,7 +35,7 @@ export function workerCommand(context: CliContext): Command {
         await probe.destroy();
       }
       let onStuck = (): void => undefined;
-      const worker = await startWorker({ config, logger, onStuck: () => onStuck() });
+      const worker = await startWorker({ config, logger, jobs: JOB_SET, onStuck: () => onStuck() });
       const { startHttpServer } = await import('../../http/server.js');
       const http = await startHttpServer({
         host: config.httpHost,

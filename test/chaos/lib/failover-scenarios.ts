@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { QUEUES } from '../../../jobs/queues.js';
+import { QUEUES } from '../../../src/worker/queues.js';
 import { enqueueWindows } from '../../../jobs/checkins-window.js';
 import { loadConfig, type Config } from '../../../src/config.js';
 import { createHttpTransport, transportOptionsFrom } from '../../../src/api/http-transport.js';

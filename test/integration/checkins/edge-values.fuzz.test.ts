@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFeedCheckIn } from '../../../src/api/records/index.js';
+import { parseFeedCheckIn } from '../../../src/records/index.js';
 import { writeCheckIns } from '../../../src/warehouse/check-ins.js';
 import { storeRejections } from '../../../src/warehouse/rejected-records.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFeedCheckIn, type CheckIn } from '../../../src/api/records/index.js';
+import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { commitCheckInPage, type CheckInPageCommit } from '../../../src/warehouse/check-in-pages.js';
 import { insertPlannedWindows, loadWindow } from '../../../src/warehouse/sync-windows.js';
 import { createTestDatabase, whileRowRefused, type TestDatabase } from '../../helpers/db.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFeedCheckIn, type CheckIn } from '../../../src/api/records/index.js';
+import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { fenced } from '../../../src/leases/fenced-database.js';
 import { LeaseLostError } from '../../../src/leases/lease-lost-error.js';
 import { windowLease } from '../../../src/leases/lease-names.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFeedCheckIn, type Location } from '../../../src/api/records/index.js';
+import { parseFeedCheckIn, type Location } from '../../../src/records/index.js';
 import { writeLocations } from '../../../src/warehouse/locations.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { feedCheckIn } from '../../unit/records/fixtures.js';

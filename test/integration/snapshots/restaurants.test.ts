@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
-import type { ListedRestaurant } from '../../../src/api/records/index.js';
+import type { ListedRestaurant } from '../../../src/records/index.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
 import { mapPages, startHarness, type SnapshotHarness } from './harness.js';
 

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { niceCeiling } from '../../../src/http/hourly-chart.js';
 import { escapeHtml, html } from '../../../src/http/html.js';
-import { formatDuration, stripControlCharacters } from '../../../src/status/format.js';
+import { formatDuration } from '../../../src/status/format.js';
+import { stripControlCharacters } from '../../../src/terminal-text.js';
 import { renderTable, wrapVerdict } from '../../../src/status/render-text.js';
 
 // eslint-disable-next-line no-control-regex

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueCatchUp } from '../../../jobs/stream-pass.js';
-import { QUEUES } from '../../../jobs/queues.js';
+import { QUEUES } from '../../../src/worker/queues.js';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { streamLease } from '../../../src/leases/lease-names.js';
@@ -11,6 +11,7 @@ import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 import { pollUntil } from './harness.js';
+import { JOB_SET } from '../../../jobs/registry.js';
 
 // One retry layer per failure: a busy stream is control flow (TryLaterError → BullMQ's delayed
 // state), not a failed attempt of a job with BullMQ retries on top of the HTTP retries.
@@ -47,7 +48,11 @@ describe('a catch-up pass that finds its stream busy', () => {
       SVC_RATE_LIMIT_RPS: '200',
       CHALLENGES_EVERY: '24h',
     });
-    worker = await startWorker({ config, logger: createLogger({ level: 'silent', pretty: false }) });
+    worker = await startWorker({
+      config,
+      logger: createLogger({ level: 'silent', pretty: false }),
+      jobs: JOB_SET,
+    });
     const queue = worker.queues.get(QUEUES.streams)!;
     await enqueueCatchUp(queue, 'challenges');
 

@@ -5,6 +5,7 @@ import { startSimulator, type RunningSimulator } from '../../../src/simulator/in
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
+import { JOB_SET } from '../../../jobs/registry.js';
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -46,7 +47,11 @@ describe('a fresh worker does not wait for slow schedules to fill what the feed 
         CHALLENGES_EVERY: '1h',
         RESTAURANTS_EVERY: '1h',
       });
-      worker = await startWorker({ config, logger: createLogger({ level: 'silent', pretty: false }) });
+      worker = await startWorker({
+        config,
+        logger: createLogger({ level: 'silent', pretty: false }),
+        jobs: JOB_SET,
+      });
       const refreshed = await until(async () => {
         const row = await t.db
           .selectFrom('rewards.locations')

@@ -14,6 +14,7 @@ import { stallGraceMs } from '../../../src/worker/schedule-health.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
 import { cliEnv } from './harness.js';
+import { JOB_SET } from '../../../jobs/registry.js';
 
 const MINUTE = 60_000;
 
@@ -85,7 +86,7 @@ describe('job schedules registered by several workers on one Redis', () => {
       }),
     );
   const start = async (env: Record<string, string>) => {
-    const worker = await startWorker({ config: configWith(env), logger });
+    const worker = await startWorker({ config: configWith(env), logger, jobs: JOB_SET });
     running.push(worker);
     return worker;
   };
@@ -152,7 +153,7 @@ describe('job schedules registered by several workers on one Redis', () => {
     await stopAll();
     const config = configWith({ BALANCE_EVERY: '7m' });
     const streams = queues.get('streams')!;
-    expect(await registerSchedules(config, queues, { onlyRepair: true })).toEqual([]);
+    expect(await registerSchedules(config, queues, JOB_SET, { onlyRepair: true })).toEqual([]);
 
     // What an unreplicated write lost on a promoted replica: the delayed next job, scheduler kept.
     const scheduler = await streams.getJobScheduler('stream-restaurants');
@@ -164,9 +165,11 @@ describe('job schedules registered by several workers on one Redis', () => {
     expect(await streams.getJobState(jobId)).toBe('unknown');
 
     // Within the grace nothing is touched (a worker may be between taking a job and adding the next).
-    expect(await registerSchedules(config, queues, { onlyRepair: true, now: () => next })).toEqual([]);
+    expect(await registerSchedules(config, queues, JOB_SET, { onlyRepair: true, now: () => next })).toEqual(
+      [],
+    );
     const later = () => next + stallGraceMs(61 * MINUTE) + 1;
-    expect(await registerSchedules(config, queues, { onlyRepair: true, now: later })).toEqual([
+    expect(await registerSchedules(config, queues, JOB_SET, { onlyRepair: true, now: later })).toEqual([
       'stream-restaurants',
     ]);
     const iterations = await pendingIterations(queues);

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { alertPayloadFromIntent, serializeAlertBody } from '../../../src/alerts/alert-body.js';
-import { parsePaymentIntent } from '../../../src/api/records/payment-intent.js';
+import { parsePaymentIntent } from '../../../src/records/payment-intent.js';
 import {
   afterFailedAttempt,
   DEFAULT_ALERT_DELIVERY_POLICY as D,

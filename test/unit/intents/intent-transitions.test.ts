@@ -1,9 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  PAYMENT_INTENT_STATUSES,
-  type PaymentIntentStatus,
-} from '../../../src/api/records/payment-intent.js';
+import { PAYMENT_INTENT_STATUSES, type PaymentIntentStatus } from '../../../src/records/payment-intent.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../../../src/sync/intent-transitions.js';
 
 const watching = new Date('2026-11-01T12:00:00Z');

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { memoizedByContent, sameJson } from '../../../src/api/records/content-memo.js';
-import { parseFeedCheckIn } from '../../../src/api/records/index.js';
+import { memoizedByContent, sameJson } from '../../../src/records/content-memo.js';
+import { parseFeedCheckIn } from '../../../src/records/index.js';
 import { feedCheckIn, fullLocation } from './fixtures.js';
 
 describe('embedded locations are validated once per content', () => {

@@ -10,7 +10,7 @@ import {
   parseRestaurantPage,
   parseUserTagList,
   parseWalletList,
-} from '../../../src/api/records/index.js';
+} from '../../../src/records/index.js';
 import * as fx from './fixtures.js';
 
 describe('parseRecords: one bad record never fails its page', () => {

@@ -7,7 +7,7 @@ import {
   parseDecimalString,
   parseIsoTimestamp,
   uuidSchema,
-} from '../../../src/api/records/index.js';
+} from '../../../src/records/index.js';
 
 describe('ISO 8601 timestamps -> Date', () => {
   it.each([

@@ -36,7 +36,7 @@ import {
   parseUserWallet,
   parseWalletList,
   type ParseResult,
-} from '../../../src/api/records/index.js';
+} from '../../../src/records/index.js';
 import * as fx from './fixtures.js';
 
 type AnyParser = (raw: unknown) => ParseResult<unknown>;

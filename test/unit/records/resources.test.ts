@@ -26,7 +26,7 @@ import {
   contentHash,
   type ParseResult,
   type RecordParser,
-} from '../../../src/api/records/index.js';
+} from '../../../src/records/index.js';
 import * as fx from './fixtures.js';
 
 function record<T>(result: ParseResult<T>): T {

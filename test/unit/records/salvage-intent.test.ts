@@ -5,8 +5,8 @@ import {
   parsePaymentIntentListItem,
   salvagePaymentIntent,
   type PaymentIntent,
-} from '../../../src/api/records/payment-intent.js';
-import { unstorableReason } from '../../../src/api/records/storable.js';
+} from '../../../src/records/payment-intent.js';
+import { unstorableReason } from '../../../src/records/storable.js';
 import * as fx from './fixtures.js';
 
 const listed = (): PaymentIntent => {

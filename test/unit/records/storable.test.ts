@@ -6,9 +6,9 @@ import {
   storablePayloadJson,
   storableText,
   unstorableReason,
-} from '../../../src/api/records/storable.js';
-import { parseFeedCheckIn } from '../../../src/api/records/index.js';
-import { parseIsoTimestamp, epochSecondsToDate } from '../../../src/api/records/primitives.js';
+} from '../../../src/records/storable.js';
+import { parseFeedCheckIn } from '../../../src/records/index.js';
+import { parseIsoTimestamp, epochSecondsToDate } from '../../../src/records/primitives.js';
 import { feedCheckIn } from './fixtures.js';
 
 /** Any UTF-16 code unit, NUL and lone surrogates included. */

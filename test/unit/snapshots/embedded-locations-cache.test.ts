@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseFeedCheckIn, type Location } from '../../../src/api/records/index.js';
+import { parseFeedCheckIn, type Location } from '../../../src/records/index.js';
 import {
   EmbeddedLocationsCache,
   embeddedLocationsCacheFor,

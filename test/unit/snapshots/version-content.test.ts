@@ -5,7 +5,7 @@ import {
   parseFullLocation,
   parseListedRestaurant,
   parseReducedLocation,
-} from '../../../src/api/records/index.js';
+} from '../../../src/records/index.js';
 import { challengeRow } from '../../../src/warehouse/challenges.js';
 import {
   locationContentHash,

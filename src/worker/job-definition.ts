@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { z } from 'zod';
-import type { PartnerApi } from '../src/api/partner-api.js';
-import type { Config } from '../src/config.js';
-import type { StreamDeps } from '../src/streams/stream.js';
+import type { PartnerApi } from '../api/partner-api.js';
+import type { Config } from '../config.js';
+import type { StreamDeps } from '../streams/stream.js';
 import type { QueueName } from './queues.js';
 
 export interface JobContext {
@@ -26,4 +26,13 @@ export interface JobDefinition<Payload> {
 
 export function defineJob<Payload>(definition: JobDefinition<Payload>): JobDefinition<Payload> {
   return definition;
+}
+
+/**
+ * The jobs a worker runs and how many of each queue at once: given to the worker by its caller
+ * (jobs/registry.ts: JOB_SET), so the runtime in src/worker never imports the jobs above it.
+ */
+export interface JobSet {
+  jobs: Readonly<Record<string, JobDefinition<unknown>>>;
+  concurrency: Readonly<Record<QueueName, number>>;
 }
