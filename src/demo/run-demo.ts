@@ -11,7 +11,7 @@ import { effectiveKeyPrefix, type RedisSettings } from '../redis/settings.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { runStreamPass, type PassResult } from '../streams/passes.js';
-import type { StreamName } from '../streams/registry.js';
+import { STREAM_NAMES, type StreamName } from '../streams/registry.js';
 import { countWindowRows } from '../warehouse/check-ins.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';
@@ -56,16 +56,57 @@ export interface DemoOptions {
  */
 export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
   const started = Date.now();
-  const say = (line = '') => options.out.write(`${line}\n`);
+  const say: Say = (line = '') => options.out.write(`${line}\n`);
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
 
   const sim = await startSimulator({ seed: 42, checkIns: options.checkIns ?? 30_000, days: 14 });
   const webhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
   const receiver = await startWebhookReceiver(webhookSecret);
   const demoUrl = withDatabase(options.databaseUrl, DEMO_DATABASE);
+  const config = demoConfig(options, { sim, demoUrl, webhookUrl: receiver.url, webhookSecret });
+  const logger = createLogger({ level: config.logLevel, secrets: secretValues(config), pretty: false });
+
+  say(
+    `rewards-etl demo: simulator at ${sim.baseUrl}, warehouse ${DEMO_DATABASE}, webhook receiver ${receiver.url}`,
+  );
+  await prepareWarehouse(demoUrl);
+  say(`  migrated ${DEMO_DATABASE}                                   ${elapsed()}`);
+
+  const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl demo' });
+  await runtime.clockReady();
+  try {
+    const passesOk = await runEveryStream(runtime, sim, say, elapsed);
+    const { verified, windows } = await verifyWindows(runtime);
+    say();
+    await printWarehouse(runtime, say);
+    const delivered = receiver.received.filter((alert) => alert.signatureOk).length;
+    say(`  check-in windows verified    ${verified}/${windows} (warehouse count = API total_count)`);
+    say(
+      `  alerts delivered             ${delivered} (payment_intent.paid, signatures verified by the receiver)`,
+    );
+    await printAnswers(runtime, say);
+    say();
+    say(`Done in ${elapsed()}. Explore it: psql ${demoUrl.replace(/:[^:@/]+@/, ':…@')}`);
+    return { ok: passesOk && verified === windows && delivered === 4 };
+  } finally {
+    await runtime.close();
+    await deletePrefix(config.redis, config.redisPrefix);
+    await receiver.close();
+    await sim.close();
+  }
+}
+
+type Say = (line?: string) => void;
+
+/** The simulator's settings, the demo's own database and Redis prefix, on the user's Redis. */
+function demoConfig(
+  options: DemoOptions,
+  parts: { sim: RunningSimulator; demoUrl: string; webhookUrl: string; webhookSecret: string },
+): Config {
+  const { sim } = parts;
   const prefix = `rewards-etl-demo-${randomBytes(3).toString('hex')}`;
   const loaded: Config = loadConfig({
-    DATABASE_URL: demoUrl,
+    DATABASE_URL: parts.demoUrl,
     REDIS_PREFIX: prefix,
     SVC_API_BASE_URL: sim.baseUrl,
     SVC_API_KEY: sim.credentials.apiKey,
@@ -77,131 +118,137 @@ export async function runDemo(options: DemoOptions): Promise<{ ok: boolean }> {
     SVC_PAGE_SIZE: '500',
     CHECKINS_START_AT: new Date(Date.now() - 8 * 86_400_000).toISOString(),
     CHECKINS_WINDOW: '6h',
-    ALERT_WEBHOOK_URL: receiver.url,
-    ALERT_WEBHOOK_SECRET: webhookSecret,
+    ALERT_WEBHOOK_URL: parts.webhookUrl,
+    ALERT_WEBHOOK_SECRET: parts.webhookSecret,
     LOG_LEVEL: 'warn',
   });
   const keyPrefix = effectiveKeyPrefix(prefix, options.redis.topology.mode);
-  const config: Config = {
+  return {
     ...loaded,
     redis: { ...options.redis, keyPrefix },
     redisPrefix: keyPrefix,
     redisUrl: options.redis.topology.mode === 'standalone' ? options.redis.topology.url : loaded.redisUrl,
   };
-  const logger = createLogger({ level: config.logLevel, secrets: secretValues(config), pretty: false });
+}
 
-  say(
-    `rewards-etl demo: simulator at ${sim.baseUrl}, warehouse ${DEMO_DATABASE}, webhook receiver ${receiver.url}`,
-  );
+/** A fresh, migrated demo database (dropped and recreated on each run). */
+async function prepareWarehouse(demoUrl: string): Promise<void> {
   await recreateDatabase(demoUrl);
-  const db0 = await import('../warehouse/database.js').then((m) =>
-    m.createDatabase({ url: demoUrl, maxConnections: 2 }),
-  );
-  await migrateToLatest(db0);
-  await db0.destroy();
-  say(`  migrated ${DEMO_DATABASE}                                   ${elapsed()}`);
-
-  const runtime = createPipelineRuntime({ config, logger, applicationName: 'rewards-etl demo' });
-  await runtime.clockReady();
-  let ok = true;
+  const { createDatabase } = await import('../warehouse/database.js');
+  const db = createDatabase({ url: demoUrl, maxConnections: 2 });
   try {
-    const pass = async (stream: StreamName, note = '') => {
-      const result = await runStreamPass(runtime.deps, stream);
-      if (result.status === 'failed' || result.status === 'skipped' || result.status === 'lease-lost')
-        ok = false;
-      say(`  ${(stream + note).padEnd(26)} ${describe(result).padEnd(40)} ${elapsed()}`);
-      return result;
-    };
-    for (const stream of ['restaurants', 'checkins', 'locations', 'challenges', 'balance'] as const)
-      await pass(stream);
-    // The first payment-intent pass marks when watching began: intents paid before raise no alert.
-    await pass('payment_intents', ' (import)');
-    const fresh = Array.from({ length: 6 }, (_, i) =>
-      sim.control.intents.create({
-        amount: (BigInt(i + 1) * 1_500_000_000_000_000_000n).toString(),
-        description: `demo order #${i + 1}`,
-        metadata: { order: `demo-${i + 1}` },
-      }),
-    );
-    for (const intent of fresh.slice(0, 4)) sim.control.intents.pay(intent.id);
-    sim.control.intents.cancel(fresh[4]!.id);
-    say(`  members paid 4 new intents, canceled 1, left 1 pending (in the simulator)`);
-    // The poll delivers each alert as it commits; the alerts pass only retries what failed.
-    await pass('payment_intents', ' (poll)');
-    await pass('alerts', ' (retries)');
-    const connected = await connectMembers(runtime.deps, sim, 3);
-    say(`  connected ${connected} members (their own OAuth grants, as \`members import\` does)`);
-    await pass('members');
-
-    const windows = await windowsInRange(runtime.db, {}, ['complete']);
-    let verified = 0;
-    for (const window of windows) {
-      const api = await runtime.deps.api.countCheckIns({
-        createdAfter: window.window_start,
-        createdBefore: window.window_end,
-      });
-      const ours = await countWindowRows(runtime.db, window.window_start, window.window_end, null);
-      if (api === ours.total + window.rows_rejected) verified++;
-    }
-    if (verified !== windows.length) ok = false;
-
-    say();
-    say('Warehouse (schema rewards):');
-    for (const table of TABLES) {
-      const { rows } = await sql<{
-        n: string;
-      }>`select count(*) as n from ${sql.table(`rewards.${table}`)}`.execute(runtime.db);
-      say(
-        `  ${table.padEnd(28)} ${Number(rows[0]?.n ?? 0)
-          .toLocaleString('en-US')
-          .padStart(8)}`,
-      );
-    }
-    const delivered = receiver.received.filter((alert) => alert.signatureOk).length;
-    say(`  check-in windows verified    ${verified}/${windows.length} (warehouse count = API total_count)`);
-    say(
-      `  alerts delivered             ${delivered} (payment_intent.paid, signatures verified by the receiver)`,
-    );
-    if (delivered !== 4) ok = false;
-
-    const now = new Date();
-    say();
-    say('Busiest restaurants, last 7 days:');
-    for (const [i, row] of (await busiestRestaurants(runtime.db, now)).entries()) {
-      say(
-        `  ${i + 1}. ${row.name.padEnd(32)} ${String(row.cohort ?? '').padEnd(4)} ${row.checkIns.toLocaleString('en-US').padStart(6)} check-ins`,
-      );
-    }
-    const share = await payEnabledShare(runtime.db);
-    say();
-    say(
-      `Share of check-ins with pay enabled: ${(share.share * 100).toFixed(1)}% (${share.pay.toLocaleString('en-US')} of ${share.total.toLocaleString('en-US')})`,
-    );
-    say();
-    say('Median visit length by cohort:');
-    for (const row of await medianVisitByCohort(runtime.db)) {
-      say(
-        `  ${row.cohort.padEnd(6)} ${row.medianMinutes === null ? '-' : `${row.medianMinutes.toFixed(0)} min`}  (${row.visits.toLocaleString('en-US')} finished visits)`,
-      );
-    }
-    say();
-    say("Members' visits by status tier:");
-    for (const row of await visitsByTier(runtime.db)) {
-      say(
-        `  ${row.tier.padEnd(22)} ${plural(row.members, 'member').padEnd(10)} ${plural(row.visits, 'visit')}`,
-      );
-    }
-    say();
-    say(
-      `Done in ${elapsed()}. Explore it: psql ${withDatabase(options.databaseUrl, DEMO_DATABASE).replace(/:[^:@/]+@/, ':…@')}`,
-    );
+    await migrateToLatest(db);
   } finally {
-    await runtime.close();
-    await deletePrefix(config.redis, keyPrefix);
-    await receiver.close();
-    await sim.close();
+    await db.destroy();
   }
-  return { ok };
+}
+
+/**
+ * Every stream once, in the registry's order, with intents paid between the import pass and the
+ * poll (so they alert) and three members connected before the members pass. False if a pass failed.
+ */
+async function runEveryStream(
+  runtime: PipelineRuntime,
+  sim: RunningSimulator,
+  say: Say,
+  elapsed: () => string,
+): Promise<boolean> {
+  let ok = true;
+  const pass = async (stream: StreamName, note = '') => {
+    const result = await runStreamPass(runtime.deps, stream);
+    if (result.status === 'failed' || result.status === 'skipped' || result.status === 'lease-lost')
+      ok = false;
+    say(`  ${(stream + note).padEnd(26)} ${describe(result).padEnd(40)} ${elapsed()}`);
+  };
+  for (const stream of STREAM_NAMES) {
+    if (stream === 'payment_intents') {
+      // The first pass marks when watching began: intents paid before raise no alert.
+      await pass(stream, ' (import)');
+      payIntents(sim);
+      say(`  members paid 4 new intents, canceled 1, left 1 pending (in the simulator)`);
+      // The poll delivers each alert as it commits; the alerts pass only retries what failed.
+      await pass(stream, ' (poll)');
+    } else if (stream === 'members') {
+      const connected = await connectMembers(runtime.deps, sim, 3);
+      say(`  connected ${connected} members (their own OAuth grants, as \`members import\` does)`);
+      await pass(stream);
+    } else {
+      await pass(stream, stream === 'alerts' ? ' (retries)' : '');
+    }
+  }
+  return ok;
+}
+
+/** Six new intents: four paid, one canceled, one left pending. */
+function payIntents(sim: RunningSimulator): void {
+  const fresh = Array.from({ length: 6 }, (_, i) =>
+    sim.control.intents.create({
+      amount: (BigInt(i + 1) * 1_500_000_000_000_000_000n).toString(),
+      description: `demo order #${i + 1}`,
+      metadata: { order: `demo-${i + 1}` },
+    }),
+  );
+  for (const intent of fresh.slice(0, 4)) sim.control.intents.pay(intent.id);
+  sim.control.intents.cancel(fresh[4]!.id);
+}
+
+/** Each complete window's live rows (plus rejections) against the API's total_count, as `verify` does. */
+async function verifyWindows(runtime: PipelineRuntime): Promise<{ verified: number; windows: number }> {
+  const windows = await windowsInRange(runtime.db, {}, ['complete']);
+  let verified = 0;
+  for (const window of windows) {
+    const api = await runtime.deps.api.countCheckIns({
+      createdAfter: window.window_start,
+      createdBefore: window.window_end,
+    });
+    const ours = await countWindowRows(runtime.db, window.window_start, window.window_end, null);
+    if (api === ours.total + window.rows_rejected) verified++;
+  }
+  return { verified, windows: windows.length };
+}
+
+async function printWarehouse(runtime: PipelineRuntime, say: Say): Promise<void> {
+  say('Warehouse (schema rewards):');
+  for (const table of TABLES) {
+    const { rows } = await sql<{
+      n: string;
+    }>`select count(*) as n from ${sql.table(`rewards.${table}`)}`.execute(runtime.db);
+    say(
+      `  ${table.padEnd(28)} ${Number(rows[0]?.n ?? 0)
+        .toLocaleString('en-US')
+        .padStart(8)}`,
+    );
+  }
+}
+
+/** The four answers computed by SQL over the warehouse. */
+async function printAnswers(runtime: PipelineRuntime, say: Say): Promise<void> {
+  say();
+  say('Busiest restaurants, last 7 days:');
+  for (const [i, row] of (await busiestRestaurants(runtime.db, new Date())).entries()) {
+    say(
+      `  ${i + 1}. ${row.name.padEnd(32)} ${String(row.cohort ?? '').padEnd(4)} ${row.checkIns.toLocaleString('en-US').padStart(6)} check-ins`,
+    );
+  }
+  const share = await payEnabledShare(runtime.db);
+  say();
+  say(
+    `Share of check-ins with pay enabled: ${(share.share * 100).toFixed(1)}% (${share.pay.toLocaleString('en-US')} of ${share.total.toLocaleString('en-US')})`,
+  );
+  say();
+  say('Median visit length by cohort:');
+  for (const row of await medianVisitByCohort(runtime.db)) {
+    say(
+      `  ${row.cohort.padEnd(6)} ${row.medianMinutes === null ? '-' : `${row.medianMinutes.toFixed(0)} min`}  (${row.visits.toLocaleString('en-US')} finished visits)`,
+    );
+  }
+  say();
+  say("Members' visits by status tier:");
+  for (const row of await visitsByTier(runtime.db)) {
+    say(
+      `  ${row.tier.padEnd(22)} ${plural(row.members, 'member').padEnd(10)} ${plural(row.visits, 'visit')}`,
+    );
+  }
 }
 
 /** What `members import` does, for the first `count` simulator members: their own tokens, stored encrypted. */

@@ -94,10 +94,89 @@ const DEFAULT_RETRY_AFTER_MAX_MS = 900_000;
 
 const PROVABLY_UNSENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** A shared pause is waited out by the caller, not here (this may run under the token row's lock). */
+async function refuseWhilePaused(
+  limiter: TokenEndpointOptions['limiter'],
+  request: RequestSummary,
+): Promise<void> {
+  const paused = (await limiter?.pausedForMs()) ?? 0;
+  if (paused === 0) return;
+  // A pause that stops passes (Retry-After above RETRY_AFTER_MAX) is not waited out at all.
+  if (((await limiter?.passesStoppedForMs()) ?? 0) > 0) throw new SharedPauseTooLongError(paused, 0, true);
+  throw new RateLimitedError(paused, { request });
+}
+
+/** Sends the POST once; an error that proves the request never left this host is returned, not thrown. */
+async function sendUnlessUnsent(
+  transport: TokenEndpointOptions['transport'],
+  input: { url: URL; body: string; request: RequestSummary; signal: AbortSignal | undefined },
+): Promise<{ response: RawResponse } | { unsent: Error }> {
+  try {
+    const response = await transport.send({
+      method: 'POST',
+      url: input.url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: input.body,
+      signal: input.signal,
+      summary: input.request,
+    });
+    return { response };
+  } catch (error) {
+    const unsent =
+      (error instanceof NetworkError && error.code !== null && PROVABLY_UNSENT.has(error.code)) ||
+      (error instanceof RequestTimeoutError && error.phase === 'connect');
+    if (unsent) return { unsent: error };
+    throw error;
+  }
+}
+
+/** A 429: every process pauses; never sleeps here (see retryAfterRateLimits), the caller waits. */
+async function rateLimitedAnswer(
+  response: RawResponse,
+  options: TokenEndpointOptions,
+  request: RequestSummary,
+  nowMs: number,
+): Promise<Error> {
+  const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs) ?? 1000;
+  const capMs = options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS;
+  await options.limiter?.pauseAll(Math.min(retryAfterMs, capMs), { stopPasses: retryAfterMs > capMs });
+  if (retryAfterMs > capMs) return new RetryAfterTooLongError(retryAfterMs, capMs, { request, status: 429 });
+  return new RateLimitedError(retryAfterMs, { request, status: 429 });
+}
+
+function toTokens(
+  response: RawResponse,
+  grant: string,
+  request: RequestSummary,
+  nowMs: number,
+): IssuedTokens {
+  const details = { request, status: response.status };
+  if (response.status >= 200 && response.status < 300) {
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(response.body) as Record<string, unknown>;
+    } catch (error) {
+      throw new TokenEndpointError('invalid_json', false, { ...details, cause: error });
+    }
+    const accessToken = parsed['access_token'];
+    const refreshToken = parsed['refresh_token'];
+    if (typeof accessToken !== 'string' || accessToken === '') {
+      throw new TokenEndpointError('no_access_token', false, details);
+    }
+    return {
+      accessToken,
+      refreshToken: typeof refreshToken === 'string' && refreshToken !== '' ? refreshToken : null,
+      accessTokenExpiresAt: accessTokenExpiry(accessToken, parsed['expires_in'], nowMs),
+    };
+  }
+  const code = readOAuthError(response.body);
+  if (code === 'invalid_grant' && grant === 'refresh_token') throw new RefreshTokenRevokedError(details);
+  throw new TokenEndpointError(code ?? `http_${response.status}`, response.status >= 500, details);
+}
+
 export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
   const nowMs = options.nowMs ?? Date.now;
   const url = new URL(options.oauth.tokenUrl);
-  const summary: RequestSummary = { method: 'POST', url: url.toString(), params: {} };
 
   async function post(
     form: Record<string, string>,
@@ -109,69 +188,21 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       client_id: options.oauth.clientId,
       client_secret: options.oauth.clientSecret.reveal(),
     }).toString();
-    const request = { ...summary, params: { grant_type: grant } };
-    for (let waits = 0; ; waits++) {
-      // A shared pause is waited out by the caller, not here (this may run under the row lock).
-      const paused = (await options.limiter?.pausedForMs()) ?? 0;
-      // A pause that stops passes (Retry-After above RETRY_AFTER_MAX) is not waited out at all.
-      if (paused > 0 && ((await options.limiter?.passesStoppedForMs()) ?? 0) > 0)
-        throw new SharedPauseTooLongError(paused, 0, true);
-      if (paused > 0) throw new RateLimitedError(paused, { request });
+    const request: RequestSummary = { method: 'POST', url: url.toString(), params: { grant_type: grant } };
+    // The only resend: a POST that provably never left this host (a refresh that may have reached
+    // the server is never sent again: the server may have rotated the refresh token).
+    for (let unsentTries = 0; ; unsentTries++) {
+      await refuseWhilePaused(options.limiter, request);
       await options.limiter?.acquire({ priority: 'high', signal });
-      let response: RawResponse;
-      try {
-        response = await options.transport.send({
-          method: 'POST',
-          url,
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body,
-          signal,
-          summary: request,
-        });
-      } catch (error) {
-        const unsent =
-          (error instanceof NetworkError && error.code !== null && PROVABLY_UNSENT.has(error.code)) ||
-          (error instanceof RequestTimeoutError && error.phase === 'connect');
-        if (unsent && waits < 3) continue;
-        throw error;
+      const sent = await sendUnlessUnsent(options.transport, { url, body, request, signal });
+      if ('unsent' in sent) {
+        if (unsentTries < 3) continue;
+        throw sent.unsent;
       }
-      if (response.status === 429) {
-        const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), nowMs()) ?? 1000;
-        const capMs = options.retryAfterMaxMs ?? DEFAULT_RETRY_AFTER_MAX_MS;
-        // Never sleeps here (see retryAfterRateLimits): every process pauses, the caller waits.
-        await options.limiter?.pauseAll(Math.min(retryAfterMs, capMs), { stopPasses: retryAfterMs > capMs });
-        if (retryAfterMs > capMs) {
-          throw new RetryAfterTooLongError(retryAfterMs, capMs, { request, status: 429 });
-        }
-        throw new RateLimitedError(retryAfterMs, { request, status: 429 });
-      }
-      return toTokens(response, grant, request);
+      if (sent.response.status === 429)
+        throw await rateLimitedAnswer(sent.response, options, request, nowMs());
+      return toTokens(sent.response, grant, request, nowMs());
     }
-  }
-
-  function toTokens(response: RawResponse, grant: string, request: RequestSummary): IssuedTokens {
-    const details = { request, status: response.status };
-    if (response.status >= 200 && response.status < 300) {
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(response.body) as Record<string, unknown>;
-      } catch (error) {
-        throw new TokenEndpointError('invalid_json', false, { ...details, cause: error });
-      }
-      const accessToken = parsed['access_token'];
-      const refreshToken = parsed['refresh_token'];
-      if (typeof accessToken !== 'string' || accessToken === '') {
-        throw new TokenEndpointError('no_access_token', false, details);
-      }
-      return {
-        accessToken,
-        refreshToken: typeof refreshToken === 'string' && refreshToken !== '' ? refreshToken : null,
-        accessTokenExpiresAt: accessTokenExpiry(accessToken, parsed['expires_in'], nowMs()),
-      };
-    }
-    const code = readOAuthError(response.body);
-    if (code === 'invalid_grant' && grant === 'refresh_token') throw new RefreshTokenRevokedError(details);
-    throw new TokenEndpointError(code ?? `http_${response.status}`, response.status >= 500, details);
   }
 
   return {

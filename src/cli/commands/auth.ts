@@ -113,12 +113,15 @@ async function exchangeInputs(
 
 /** `rewards-etl auth url | exchange | import`: getting a member's grant into the token store. */
 export function authCommand(context: CliContext): Command {
-  const auth = new Command('auth').description(
-    'OAuth helpers: authorize URL with PKCE, code exchange, importing a refresh token',
-  );
+  return new Command('auth')
+    .description('OAuth helpers: authorize URL with PKCE, code exchange, importing a refresh token')
+    .addCommand(authUrlCommand(context))
+    .addCommand(authExchangeCommand(context))
+    .addCommand(authImportCommand(context));
+}
 
-  auth
-    .command('url')
+function authUrlCommand(context: CliContext): Command {
+  return new Command('url')
     .description(
       'print the authorize URL (PKCE S256 + state) and the code_verifier to keep for `auth exchange`',
     )
@@ -139,9 +142,10 @@ export function authCommand(context: CliContext): Command {
           `(or pipe them in, one a line).\n`,
       );
     });
+}
 
-  auth
-    .command('exchange')
+function authExchangeCommand(context: CliContext): Command {
+  return new Command('exchange')
     .description('exchange an authorization code for tokens and store them encrypted')
     .option('--code <code>', 'deprecated: the code from the redirect (read from standard input instead)')
     .option('--verifier <verifier>', 'deprecated: the code_verifier (read from standard input instead)')
@@ -180,9 +184,10 @@ export function authCommand(context: CliContext): Command {
         await transport.close();
       }
     });
+}
 
-  auth
-    .command('import')
+function authImportCommand(context: CliContext): Command {
+  return new Command('import')
     .description(
       'store a refresh token (from standard input, else SVC_OAUTH_REFRESH_TOKEN), replacing the stored one',
     )
@@ -196,6 +201,4 @@ export function authCommand(context: CliContext): Command {
         'stored the refresh token (encrypted); the next bearer request refreshes the access token\n',
       );
     });
-
-  return auth;
 }

@@ -62,12 +62,16 @@ async function connectMember(
 
 /** `rewards-etl members connect | import | list | forget`: the members who connected the app. */
 export function membersCommand(context: CliContext): Command {
-  const members = new Command('members').description(
-    'members who connected the app: connect (OAuth), import a refresh token, list, forget',
-  );
+  return new Command('members')
+    .description('members who connected the app: connect (OAuth), import a refresh token, list, forget')
+    .addCommand(connectMemberCommand(context))
+    .addCommand(importMemberCommand(context))
+    .addCommand(listMembersCommand(context))
+    .addCommand(forgetMemberCommand(context));
+}
 
-  members
-    .command('connect')
+function connectMemberCommand(context: CliContext): Command {
+  return new Command('connect')
     .description(
       'print an authorize URL (PKCE S256 + state); paste the code from the redirect to connect that member',
     )
@@ -94,9 +98,10 @@ export function membersCommand(context: CliContext): Command {
       });
       context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
     });
+}
 
-  members
-    .command('import')
+function importMemberCommand(context: CliContext): Command {
+  return new Command('import')
     .description('connect a member from their refresh token (read from standard input), stored encrypted')
     .action(async () => {
       const [refreshToken] = await readSecretLines(context.stdin, ['refresh token: '], context.stderr);
@@ -112,9 +117,10 @@ export function membersCommand(context: CliContext): Command {
       });
       context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
     });
+}
 
-  members
-    .command('list')
+function listMembersCommand(context: CliContext): Command {
+  return new Command('list')
     .description('connected members: state, scopes, last success and last error')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
@@ -136,9 +142,10 @@ export function membersCommand(context: CliContext): Command {
         );
       }
     });
+}
 
-  members
-    .command('forget')
+function forgetMemberCommand(context: CliContext): Command {
+  return new Command('forget')
     .description("delete a member's rows from every member table and their history, and their tokens")
     .argument('<member-id>', 'the member id (as `members list` shows it)')
     .action(async (memberId: string) => {
@@ -156,6 +163,4 @@ export function membersCommand(context: CliContext): Command {
               .join(', ')}. Their grant on the partner side is theirs to revoke.\n`,
       );
     });
-
-  return members;
 }
