@@ -1,11 +1,12 @@
 import { formatCount } from '../status/format.js';
 import type { HourlyThroughput } from '../status/status-report.js';
+import type { StreamName } from '../streams/registry.js';
 import { html, type SafeHtml } from './html.js';
 
 // Stacked bars of rows per hour and stream, as inline SVG: no script, no external asset.
 
-/** One colour per stream; none of them red, which the page keeps for failures. */
-export const STREAM_COLORS: Record<string, string> = {
+/** One colour per stream of the registry (the type makes it every one); none red, which means failure. */
+export const STREAM_COLORS: Record<StreamName, string> = {
   checkins: '#4e79a7',
   restaurants: '#f28e2b',
   locations: '#59a14f',
@@ -13,6 +14,7 @@ export const STREAM_COLORS: Record<string, string> = {
   balance: '#76b7b2',
   payment_intents: '#edc948',
   alerts: '#9c755f',
+  members: '#ff9da7',
 };
 const FALLBACK_COLOR = '#8c8c8c';
 
@@ -32,61 +34,45 @@ export function niceCeiling(value: number): number {
 }
 
 export function streamColor(stream: string): string {
-  return STREAM_COLORS[stream] ?? FALLBACK_COLOR;
+  return (STREAM_COLORS as Record<string, string>)[stream] ?? FALLBACK_COLOR;
+}
+
+/** Where a value and an hour land on the chart. */
+interface ChartScale {
+  top: number;
+  plotWidth: number;
+  plotHeight: number;
+  slot: number;
+  barWidth: number;
+  y(value: number): number;
+}
+
+function chartScale(hourCount: number, totals: number[]): ChartScale {
+  const top = niceCeiling(Math.max(0, ...totals));
+  const plotWidth = WIDTH - LEFT - RIGHT;
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const slot = plotWidth / Math.max(1, hourCount);
+  return {
+    top,
+    plotWidth,
+    plotHeight,
+    slot,
+    barWidth: Math.max(2, slot * 0.72),
+    y: (value) => TOP + plotHeight - (value / top) * plotHeight,
+  };
 }
 
 export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
   const hours = throughput.hours;
   const totals = hours.map((_, i) => throughput.series.reduce((sum, s) => sum + (s.rows[i] ?? 0), 0));
-  const top = niceCeiling(Math.max(0, ...totals));
-  const plotWidth = WIDTH - LEFT - RIGHT;
-  const plotHeight = HEIGHT - TOP - BOTTOM;
-  const slot = plotWidth / Math.max(1, hours.length);
-  const barWidth = Math.max(2, slot * 0.72);
-  const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight;
-
-  const grid = [0, 0.25, 0.5, 0.75, 1].map((fraction) => {
-    const value = top * fraction;
-    return html`<line
-        class="grid"
-        x1="${LEFT}"
-        x2="${WIDTH - RIGHT}"
-        y1="${y(value).toFixed(1)}"
-        y2="${y(value).toFixed(1)}"
-      />
-      <text class="axis" x="${LEFT - 8}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end"
-        >${formatCount(value)}</text
-      >`;
-  });
-
-  const bars = hours.map((hour, i) => {
-    let base = 0;
-    const x = LEFT + i * slot + (slot - barWidth) / 2;
-    const label = `${hour.slice(11, 16)} UTC`;
-    const segments = throughput.series.map((series) => {
-      const rows = series.rows[i] ?? 0;
-      if (rows === 0) return html``;
-      const y1 = y(base + rows);
-      const height = y(base) - y1;
-      base += rows;
-      return html`<rect
-        class="bar"
-        data-stream="${series.stream}"
-        x="${x.toFixed(1)}"
-        y="${y1.toFixed(1)}"
-        width="${barWidth.toFixed(1)}"
-        height="${Math.max(1, height).toFixed(1)}"
-        fill="${streamColor(series.stream)}"
-        ><title>${series.stream}, ${label}: ${formatCount(rows)} rows</title></rect
-      >`;
-    });
-    // Every third hour labelled, and always the current one, so 24 labels never collide.
-    const labelled = (hours.length - 1 - i) % 3 === 0;
-    return html`${segments}${labelled ? html`<text class="axis" x="${(x + barWidth / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${i === hours.length - 1 ? 'now' : hour.slice(11, 16)}</text>` : ''}`;
-  });
-
+  const scale = chartScale(hours.length, totals);
+  const bars = hours.map((hour, i) => hourBar(throughput, scale, hour, i));
   const empty = totals.every((total) => total === 0)
-    ? html`<text class="empty" x="${LEFT + plotWidth / 2}" y="${TOP + plotHeight / 2}" text-anchor="middle"
+    ? html`<text
+        class="empty"
+        x="${LEFT + scale.plotWidth / 2}"
+        y="${TOP + scale.plotHeight / 2}"
+        text-anchor="middle"
         >No rows ingested in the last ${hours.length} hours</text
       >`
     : '';
@@ -97,14 +83,58 @@ export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
     aria-label="Rows ingested per hour, last ${hours.length} hours, by stream"
     preserveAspectRatio="xMidYMid meet"
   >
-    ${grid}
+    ${gridLines(scale)}
     <line
       class="baseline"
       x1="${LEFT}"
       x2="${WIDTH - RIGHT}"
-      y1="${y(0).toFixed(1)}"
-      y2="${y(0).toFixed(1)}"
+      y1="${scale.y(0).toFixed(1)}"
+      y2="${scale.y(0).toFixed(1)}"
     />
     ${bars}${empty}
   </svg>`;
+}
+
+function gridLines(scale: ChartScale): SafeHtml[] {
+  return [0, 0.25, 0.5, 0.75, 1].map((fraction) => {
+    const y = scale.y(scale.top * fraction);
+    return html`<line
+        class="grid"
+        x1="${LEFT}"
+        x2="${WIDTH - RIGHT}"
+        y1="${y.toFixed(1)}"
+        y2="${y.toFixed(1)}"
+      />
+      <text class="axis" x="${LEFT - 8}" y="${(y + 4).toFixed(1)}" text-anchor="end"
+        >${formatCount(scale.top * fraction)}</text
+      >`;
+  });
+}
+
+/** One hour's stacked segments, one per stream, and its label on every third hour and the current one. */
+function hourBar(throughput: HourlyThroughput, scale: ChartScale, hour: string, i: number): SafeHtml {
+  const hours = throughput.hours;
+  let base = 0;
+  const x = LEFT + i * scale.slot + (scale.slot - scale.barWidth) / 2;
+  const label = `${hour.slice(11, 16)} UTC`;
+  const segments = throughput.series.map((series) => {
+    const rows = series.rows[i] ?? 0;
+    if (rows === 0) return html``;
+    const y1 = scale.y(base + rows);
+    const height = scale.y(base) - y1;
+    base += rows;
+    return html`<rect
+      class="bar"
+      data-stream="${series.stream}"
+      x="${x.toFixed(1)}"
+      y="${y1.toFixed(1)}"
+      width="${scale.barWidth.toFixed(1)}"
+      height="${Math.max(1, height).toFixed(1)}"
+      fill="${streamColor(series.stream)}"
+      ><title>${series.stream}, ${label}: ${formatCount(rows)} rows</title></rect
+    >`;
+  });
+  // Every third hour labelled, and always the current one, so 24 labels never collide.
+  const labelled = (hours.length - 1 - i) % 3 === 0;
+  return html`${segments}${labelled ? html`<text class="axis" x="${(x + scale.barWidth / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${i === hours.length - 1 ? 'now' : hour.slice(11, 16)}</text>` : ''}`;
 }

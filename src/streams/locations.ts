@@ -35,6 +35,62 @@ export function locationRefreshBudget(config: Pick<Config, 'api' | 'schedules'>)
   return Math.max(1, Math.floor((config.api.rateLimitRps * RATE_SHARE * seconds) / REQUESTS_PER_LOCATION));
 }
 
+interface LocationCounts {
+  refreshed: number;
+  gone: number;
+  rejected: number;
+  failed: number;
+  newVersions: number;
+  openHours: number;
+}
+
+/** One location's full form, then its open hours (none when it is gone); counts what it sent and wrote. */
+async function refreshLocation(
+  deps: StreamDeps<PartnerApi>,
+  id: string,
+  counts: LocationCounts,
+  sent: { requests: number },
+): Promise<void> {
+  const { db, api, clock, metrics, signal } = deps;
+  // When the request started: what it answers is at least this fresh (the stale-write guard orders reads by it).
+  const at = clock.now();
+  sent.requests++;
+  const location = await api.getLocation(id, { signal });
+  if (location === null) {
+    await db.transaction().execute((trx) => markLocationGone(trx, id, at));
+    counts.gone++;
+    return;
+  }
+  if (!location.ok) {
+    // Stamp the attempt anyway, so one malformed location cannot hold the head of the queue.
+    await db.transaction().execute(async (trx) => {
+      await storeRejections(trx, STREAM, [location.rejection], at);
+      await trx
+        .updateTable('rewards.locations')
+        .set({ last_refreshed_at: at })
+        .where('id', '=', id)
+        .execute();
+    });
+    counts.rejected++;
+    metrics.recordsRejected.inc({ stream: STREAM });
+  } else {
+    const written = await db
+      .transaction()
+      .execute((trx) => writeLocations(trx, [location.record], at, { refreshed: true }));
+    counts.refreshed++;
+    counts.newVersions += written.newVersions;
+    metrics.rowsIngested.inc({ stream: STREAM });
+  }
+  sent.requests++;
+  const hours = await api.getLocationOpenHours(id, { signal });
+  if (hours?.ok === true) {
+    await upsertOpenHours(db, id, hours.record.hours, clock.now());
+    counts.openHours++;
+  } else if (hours?.ok === false) {
+    await storeRejections(db, 'location_open_hours', [hours.rejection], clock.now());
+  }
+}
+
 export interface LocationsPassOptions {
   /** Overrides the budget derived from the configuration. */
   budget?: number;
@@ -49,55 +105,25 @@ export async function runLocationsPass(
   deps: StreamDeps<PartnerApi>,
   options: LocationsPassOptions = {},
 ): Promise<PassOutcome> {
-  const { db, api, clock, logger, metrics, signal } = deps;
+  const { db, logger, signal } = deps;
   const budget = options.budget ?? locationRefreshBudget(deps.config);
   const ids = await stalestLocationIds(db, budget);
-  const counts = { refreshed: 0, gone: 0, rejected: 0, failed: 0, newVersions: 0, openHours: 0 };
-  let requests = 0;
+  const counts: LocationCounts = {
+    refreshed: 0,
+    gone: 0,
+    rejected: 0,
+    failed: 0,
+    newVersions: 0,
+    openHours: 0,
+  };
+  const sent = { requests: 0 };
   let consecutiveFailures = 0;
   let lastError: PartnerApiError | undefined;
 
   for (const id of ids) {
     if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
     try {
-      requests++;
-      // When the request started: what it answers is at least this fresh (the stale-write guard orders reads by it).
-      const at = clock.now();
-      const location = await api.getLocation(id, { signal });
-      if (location === null) {
-        await db.transaction().execute((trx) => markLocationGone(trx, id, at));
-        counts.gone++;
-        consecutiveFailures = 0;
-        continue;
-      }
-      if (!location.ok) {
-        // Stamp the attempt anyway, so one malformed location cannot hold the head of the queue.
-        await db.transaction().execute(async (trx) => {
-          await storeRejections(trx, STREAM, [location.rejection], at);
-          await trx
-            .updateTable('rewards.locations')
-            .set({ last_refreshed_at: at })
-            .where('id', '=', id)
-            .execute();
-        });
-        counts.rejected++;
-        metrics.recordsRejected.inc({ stream: STREAM });
-      } else {
-        const written = await db
-          .transaction()
-          .execute((trx) => writeLocations(trx, [location.record], at, { refreshed: true }));
-        counts.refreshed++;
-        counts.newVersions += written.newVersions;
-        metrics.rowsIngested.inc({ stream: STREAM });
-      }
-      requests++;
-      const hours = await api.getLocationOpenHours(id, { signal });
-      if (hours?.ok === true) {
-        await upsertOpenHours(db, id, hours.record.hours, clock.now());
-        counts.openHours++;
-      } else if (hours?.ok === false) {
-        await storeRejections(db, 'location_open_hours', [hours.rejection], clock.now());
-      }
+      await refreshLocation(deps, id, counts, sent);
       consecutiveFailures = 0;
     } catch (error) {
       if (stopsThePass(error) || !isPassInterruption(error, signal)) throw error;
@@ -122,7 +148,7 @@ export async function runLocationsPass(
   return {
     status,
     rows: counts.refreshed,
-    requests,
+    requests: sent.requests,
     details,
     ...(lastError === undefined ? {} : { error: lastError.message }),
   };
