@@ -188,7 +188,7 @@ function alertsAndRejectsSection(report: StatusReport): SafeHtml {
   const failures = alerts.recentFailures.map(
     (a) =>
       html`<tr>
-        <td title="alert ${a.id}"><code>${a.paymentIntentId.slice(0, 8)}</code></td>
+        <td title="alert ${a.id} (${a.type})"><code>${a.paymentIntentId?.slice(0, 8) ?? a.subject}</code></td>
         <td class="num">${a.attempts}</td>
         <td>
           ${a.failedAt === null ? badge(`retry ${relativeTime(a.nextAttemptAt, now)}`, 'warn') : badge('gave up', 'bad')}

@@ -238,7 +238,7 @@ function alertsSection({ alerts }: StatusReport, now: Date): string[] {
     ...renderTable(
       ['intent', 'attempts', 'state', 'last error'],
       alerts.recentFailures.map((a) => [
-        a.paymentIntentId.slice(0, 8),
+        a.paymentIntentId?.slice(0, 8) ?? `${a.type} ${a.subject}`.slice(0, 60),
         a.attempts,
         a.failedAt === null
           ? `retry ${relativeTime(a.nextAttemptAt, now)}`

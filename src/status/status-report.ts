@@ -119,7 +119,12 @@ export interface IntentsSummary {
 
 export interface AlertFailure {
   id: string;
-  paymentIntentId: string;
+  /** The event type (`payment_intent.paid`, `schema.drift`, …; ALERT_EVENTS). */
+  type: string;
+  /** What the event is about: the intent id, the drift, the member. */
+  subject: string;
+  /** null for events that are not about an intent. */
+  paymentIntentId: string | null;
   attempts: number;
   lastError: string;
   failedAt: string | null;

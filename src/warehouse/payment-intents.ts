@@ -143,6 +143,7 @@ export async function recordFullObservation(
         .values({
           id: randomUUID(),
           type: PAYMENT_INTENT_PAID,
+          subject: intent.id,
           payment_intent_id: intent.id,
           payload: JSON.stringify(alertPayloadFromIntent(intent)),
           created_at: observedAt,
