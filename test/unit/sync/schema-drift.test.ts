@@ -54,19 +54,25 @@ describe('schema drift: what each record parser reports', () => {
     ]);
   });
 
-  it.each(parsers)('%s: a dropped required field is a rejection and missing drift', (_n, parse, make, field) => {
-    const raw = make();
-    delete raw[field];
-    const result = parse(raw);
-    expect(result.ok).toBe(false);
-    expect(driftOf(result)).toContainEqual({ fieldPath: field, change: 'missing', example: null });
-  });
+  it.each(parsers)(
+    '%s: a dropped required field is a rejection and missing drift',
+    (_n, parse, make, field) => {
+      const raw = make();
+      delete raw[field];
+      const result = parse(raw);
+      expect(result.ok).toBe(false);
+      expect(driftOf(result)).toContainEqual({ fieldPath: field, change: 'missing', example: null });
+    },
+  );
 
-  it.each(parsers)('%s: a field of another type is a rejection and type_changed drift', (_n, parse, make, field) => {
-    const result = parse({ ...make(), [field]: 12345 });
-    expect(result.ok).toBe(false);
-    expect(driftOf(result)).toEqual([{ fieldPath: field, change: 'type_changed', example: 12345 }]);
-  });
+  it.each(parsers)(
+    '%s: a field of another type is a rejection and type_changed drift',
+    (_n, parse, make, field) => {
+      const result = parse({ ...make(), [field]: 12345 });
+      expect(result.ok).toBe(false);
+      expect(driftOf(result)).toEqual([{ fieldPath: field, change: 'type_changed', example: 12345 }]);
+    },
+  );
 
   it('a bad value of the right type (a malformed timestamp) is a rejection, not drift', () => {
     const result = parseFeedCheckIn({ ...fx.feedCheckIn(), created_at: 'yesterday' });
@@ -83,7 +89,11 @@ describe('schema drift: what each record parser reports', () => {
   });
 
   it('a page sums drift per (field, change): 3 records with the same new field give one entry of count 3', () => {
-    const page = [1, 2, 3].map((n) => ({ ...fx.feedCheckIn(), id: fx.IDS.checkIn.replace(/.$/, String(n)), mood: n }));
+    const page = [1, 2, 3].map((n) => ({
+      ...fx.feedCheckIn(),
+      id: fx.IDS.checkIn.replace(/.$/, String(n)),
+      mood: n,
+    }));
     const missing = fx.feedCheckIn();
     delete missing['ended_at'];
     const parsed = parseRecords([...page, missing], parseFeedCheckIn);
