@@ -124,6 +124,13 @@ export class DriftTally {
   }
 }
 
+/** One record's drift as counts of one (a single-record endpoint). */
+export function driftCounts(drift: readonly FieldDrift[]): DriftCount[] {
+  const tally = new DriftTally();
+  tally.add(drift);
+  return tally.counts();
+}
+
 /** `tally`'s counts merged over several pages (a pass). */
 export function mergeDriftCounts(...lists: readonly (readonly DriftCount[])[]): DriftCount[] {
   const tally = new DriftTally();
