@@ -208,6 +208,14 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
     removed['oauth_tokens'] = count(
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
     );
+    // member.needs_reauth events name the member (src/warehouse/member-events.ts).
+    removed['alerts'] = count(
+      await trx
+        .deleteFrom('rewards.alerts')
+        .where('type', '=', 'member.needs_reauth')
+        .where('subject', 'like', `${memberId}:%`)
+        .execute(),
+    );
     return removed;
   });
 }
@@ -327,7 +335,14 @@ async function upsertById<T extends 'rewards.member_wallets' | 'rewards.membersh
 }
 
 /** Columns a newer read of a wallet, or of a membership, overwrites. */
-const WALLET_UPDATES = ['member_id', 'wallet_type', 'address', 'updated_at', 'last_seen_at'] as const;
+const WALLET_UPDATES = [
+  'member_id',
+  'wallet_type',
+  'address',
+  'updated_at',
+  'extra',
+  'last_seen_at',
+] as const;
 const MEMBERSHIP_UPDATES = [
   'check_in_count',
   'last_check_in_date',
@@ -361,6 +376,7 @@ export async function replaceMemberWallets(
     address: w.address,
     created_at: w.createdAt,
     updated_at: w.updatedAt,
+    extra: w.extra == null ? null : JSON.stringify(w.extra),
     last_seen_at: at,
   }));
   await upsertById(trx, 'rewards.member_wallets', rows, WALLET_UPDATES);
