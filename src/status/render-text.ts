@@ -8,6 +8,7 @@ import {
 } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { verdictLine } from './verdict.js';
+import { driftChangeLabel, driftExampleText, driftSummary } from './schema-drift-view.js';
 import { workerRow, workersNote } from './workers-view.js';
 
 // The terminal rendering of `status`: a verdict line first, then one compact section per concern.
@@ -113,6 +114,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...intentsSection(report),
     ...alertsSection(report, now),
     ...rejectedSection(report, now),
+    ...schemaDriftSection(report, now),
     ...oauthSection(report),
   ];
   const lines = out.join('\n').split('\n');
@@ -268,6 +270,27 @@ function rejectedSection({ rejected }: StatusReport, now: Date): string[] {
         relativeTime(r.lastSeenAt, now),
         r.timesSeen,
         r.reason,
+      ]),
+    ),
+  ];
+}
+
+function schemaDriftSection({ schemaDrift }: StatusReport, now: Date): string[] {
+  if (schemaDrift.length === 0)
+    return [heading('SCHEMA DRIFT'), '  none: every record had the fields its parser reads'];
+  return [
+    heading('SCHEMA DRIFT', 'docs/schema-drift.md'),
+    `  ${plural(schemaDrift.length, 'field')}: ${driftSummary(schemaDrift)}`,
+    ...renderTable(
+      ['resource', 'field', 'change', 'first seen', 'last seen', 'records', 'example'],
+      schemaDrift.map((d) => [
+        d.resource,
+        d.fieldPath,
+        driftChangeLabel(d.change),
+        relativeTime(d.firstSeen, now),
+        relativeTime(d.lastSeen, now),
+        d.count,
+        driftExampleText(d.example),
       ]),
     ),
   ];

@@ -24,6 +24,21 @@ export interface StatusReport {
   alerts: AlertsSummary;
   rejected: RejectedSummary;
   oauth: OAuthStatus;
+  /** rewards.schema_drift, most recently seen first (at most 100; docs/schema-drift.md). */
+  schemaDrift: SchemaDriftEntry[];
+}
+
+/** One field of one resource whose shape changed: added, missing or of another type. */
+export interface SchemaDriftEntry {
+  resource: string;
+  fieldPath: string;
+  change: 'added' | 'missing' | 'type_changed';
+  firstSeen: string;
+  lastSeen: string;
+  /** Records that showed it. */
+  count: number;
+  /** One value received (null for `missing`); for member resources as MEMBER_PII keeps it. */
+  example: unknown;
 }
 
 export interface Verdict {

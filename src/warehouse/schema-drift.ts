@@ -79,6 +79,18 @@ export async function recordSchemaDrift(
   }));
 }
 
+/** Fields recorded per change, for the `rewards_etl_schema_drift_fields` gauge (0 for none). */
+export async function countSchemaDriftByChange(db: Executor): Promise<Record<DriftChange, number>> {
+  const rows = await db
+    .selectFrom('rewards.schema_drift')
+    .select(['change', (eb) => eb.fn.countAll<string>().as('fields')])
+    .groupBy('change')
+    .execute();
+  const counts: Record<DriftChange, number> = { added: 0, missing: 0, type_changed: 0 };
+  for (const row of rows) counts[row.change] = Number(row.fields);
+  return counts;
+}
+
 /** One row of `rewards.schema_drift`, as `status` shows it. */
 export interface SchemaDriftRow {
   resource: string;
