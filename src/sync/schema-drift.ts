@@ -124,6 +124,14 @@ export class DriftTally {
   }
 }
 
+/** The drift resources that hold members' data: their examples follow MEMBER_PII, `forget` clears them. */
+export const MEMBER_DRIFT_RESOURCES = [
+  'members',
+  'member_statuses',
+  'member_wallets',
+  'member_tags',
+] as const;
+
 /** One record's drift as counts of one (a single-record endpoint). */
 export function driftCounts(drift: readonly FieldDrift[]): DriftCount[] {
   const tally = new DriftTally();

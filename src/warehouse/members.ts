@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { MEMBER_DRIFT_RESOURCES } from '../sync/schema-drift.js';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../api/records/index.js';
 import { contentHash, progressInApiNames } from '../api/records/index.js';
 import type { MemberPiiMode } from '../config.js';
@@ -207,6 +208,18 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
     );
     removed['oauth_tokens'] = count(
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
+    );
+    // A drift example of a member resource may be this member's value, and no row says whose it
+    // is: every member resource's example is cleared (the drift itself stays).
+    removed['schema_drift_examples'] = Number(
+      (
+        await trx
+          .updateTable('rewards.schema_drift')
+          .set({ example: null })
+          .where('resource', 'in', [...MEMBER_DRIFT_RESOURCES])
+          .where('example', 'is not', null)
+          .executeTakeFirst()
+      ).numUpdatedRows,
     );
     // member.needs_reauth events name the member (src/warehouse/member-events.ts).
     removed['alerts'] = count(

@@ -15,7 +15,7 @@ export interface NewDrift {
 /**
  * Records a page's (or a pass's) drift of one resource in ONE statement, whatever its size: one
  * upsert per (resource, field, change) adds the count and moves last_seen (Postgres's now()); a row
- * met for the first time keeps its example, and, when `raiseEvent`, gets its `schema.drift` event
+ * keeps the latest example; a row met for the first time, when `raiseEvent`, gets its `schema.drift` event
  * in the same statement (unique per (type, subject): a second pass or process that also sees it new
  * raises nothing). `protectExample` turns an example's JSON text into what may be stored (members
  * follow MEMBER_PII); null stores no example. Returns the rows that were new.
@@ -49,7 +49,9 @@ export async function recordSchemaDrift(
       ) as t(field_path, change, count, example)
       on conflict (resource, field_path, change) do update set
         count = d.count + excluded.count,
-        last_seen = greatest(d.last_seen, now())
+        last_seen = greatest(d.last_seen, now()),
+        -- the latest example: it follows MEMBER_PII as set now, not as it was at first sight
+        example = excluded.example
       returning d.resource, d.field_path, d.change, d.count, d.first_seen, d.example, (xmax = 0) as inserted
     ),
     events as (
