@@ -1,4 +1,5 @@
 import parseBytes from 'bytes';
+import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from './sync/alert-events.js';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { packageVersion } from './package-info.js';
@@ -190,6 +191,15 @@ const envSchema = z.object({
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
   ALERT_WEBHOOK_MAX_REPLY_SIZE: byteSize.default(64 * 1024),
+  ALERT_EVENTS: z
+    .string()
+    .default(DEFAULT_ALERT_EVENTS.join(','))
+    .transform((text, ctx): AlertEventType[] => {
+      const parsed = parseAlertEvents(text);
+      if (parsed.ok) return parsed.events;
+      ctx.issues.push({ code: 'custom', message: parsed.reason, input: text });
+      return z.NEVER;
+    }),
   HTTP_HOST: z.string().trim().min(1, 'must not be empty').default('127.0.0.1'),
   HTTP_PORT: integerIn(0, 65_535).default(9464),
   STATUS_TOKEN: z
@@ -280,6 +290,8 @@ export interface Config {
     webhookSecret: Secret | undefined;
     /** How much of a receiver's reply is read; the rest is dropped unread. */
     maxReplyBytes: number;
+    /** The event types raised (ALERT_EVENTS); `payment_intent.paid` alone by default. */
+    events: ReadonlySet<AlertEventType>;
   };
   /** Leases (exclusive work: stream passes, the check-in planner, windows): how long one renewal holds. */
   leases: { ttlMs: number };
@@ -472,6 +484,7 @@ function toConfig(env: Env): Config {
       ...splitWebhookUrl(env.ALERT_WEBHOOK_URL, env.SVC_ALLOW_PLAIN_HTTP),
       webhookSecret: env.ALERT_WEBHOOK_SECRET,
       maxReplyBytes: env.ALERT_WEBHOOK_MAX_REPLY_SIZE,
+      events: new Set(env.ALERT_EVENTS),
     },
     leases: { ttlMs: env.LEASE_TTL },
     httpHost: env.HTTP_HOST,

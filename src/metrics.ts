@@ -26,6 +26,8 @@ export interface PipelineMetrics {
   streamInterval: Gauge<'stream'>;
   oauthNeedsReauthorization: Gauge;
   oauthRefreshes: Counter<'outcome'>;
+  schemaDriftFields: Gauge<'change'>;
+  schemaDriftRecords: Counter<'resource' | 'change'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): PipelineMetrics {
@@ -142,6 +144,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       name: 'rewards_etl_oauth_token_refreshes_total',
       help: 'OAuth access-token refreshes by outcome (ok, failed, revoked)',
       labelNames: ['outcome'],
+      registers,
+    }),
+    schemaDriftFields: new Gauge({
+      name: 'rewards_etl_schema_drift_fields',
+      help: 'Fields recorded in rewards.schema_drift, by change (added, missing, type_changed)',
+      labelNames: ['change'],
+      registers,
+    }),
+    schemaDriftRecords: new Counter({
+      name: 'rewards_etl_schema_drift_records_total',
+      help: 'Records this process read that showed schema drift, by resource and change',
+      labelNames: ['resource', 'change'],
       registers,
     }),
   };

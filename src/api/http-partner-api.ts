@@ -43,7 +43,12 @@ export interface HttpPartnerApiOptions {
 
 function toPage<T>(result: PageResult<T>, path: string): Page<T> {
   if (!result.ok) throw new UnexpectedResponseShapeError(`${path}: ${result.reason}`, {});
-  return { records: result.records, rejections: result.rejections, pagination: result.pagination };
+  return {
+    records: result.records,
+    rejections: result.rejections,
+    pagination: result.pagination,
+    ...(result.drift.length > 0 ? { drift: result.drift } : {}),
+  };
 }
 
 async function nullIfNotFound<T>(call: Promise<T>): Promise<T | null> {

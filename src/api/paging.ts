@@ -1,4 +1,5 @@
 import type { Pagination, Rejection } from '../records/index.js';
+import type { DriftCount } from '../records/schema-drift.js';
 import { PagingOverrunError, UnexpectedResponseShapeError } from './errors.js';
 import { pageAllowance } from '../records/pagination.js';
 
@@ -9,6 +10,8 @@ export interface Page<T> {
   records: T[];
   rejections: Rejection[];
   pagination: Pagination;
+  /** Schema drift the page's records showed, per (field, change); absent when none. */
+  drift?: DriftCount[];
 }
 
 /** An async iterable of pages that remembers the `total_count` of the first and last page fetched. */

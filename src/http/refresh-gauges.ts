@@ -27,6 +27,10 @@ export function refreshGauges(metrics: PipelineMetrics, figures: GaugeFigures): 
     else metrics.streamLastSuccess.set({ stream }, new Date(lastSuccessAt).getTime() / 1000);
   }
 
+  for (const [change, fields] of Object.entries(figures.schemaDrift)) {
+    metrics.schemaDriftFields.set({ change }, fields);
+  }
+
   // 0 also when OAuth is not configured: nothing to re-authorize.
   metrics.oauthNeedsReauthorization.set(
     figures.oauth.configured && figures.oauth.needsReauthorization ? 1 : 0,

@@ -5,6 +5,7 @@ import { renderHourlyChart, streamColor } from './hourly-chart.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { STATUS_PAGE_CSS } from './status-page-style.js';
 import { workerRow, workersNote } from '../status/workers-view.js';
+import { driftChangeLabel, driftExampleText, driftSummary } from '../status/schema-drift-view.js';
 
 // The status page: server-rendered from a StatusReport, no script, refreshed by the browser.
 
@@ -188,7 +189,7 @@ function alertsAndRejectsSection(report: StatusReport): SafeHtml {
   const failures = alerts.recentFailures.map(
     (a) =>
       html`<tr>
-        <td title="alert ${a.id}"><code>${a.paymentIntentId.slice(0, 8)}</code></td>
+        <td title="alert ${a.id} (${a.type})"><code>${a.paymentIntentId?.slice(0, 8) ?? a.subject}</code></td>
         <td class="num">${a.attempts}</td>
         <td>
           ${a.failedAt === null ? badge(`retry ${relativeTime(a.nextAttemptAt, now)}`, 'warn') : badge('gave up', 'bad')}
@@ -238,6 +239,34 @@ function alertsAndRejectsSection(report: StatusReport): SafeHtml {
         tableWith('stream', 'record', 'last seen', '#times', 'reason'),
       )}
     </div>
+  </section>`;
+}
+
+function schemaDriftSection(report: StatusReport): SafeHtml {
+  const now = new Date(report.generatedAt);
+  const rows = report.schemaDrift.map(
+    (d) =>
+      html`<tr>
+        <td><strong>${d.resource}</strong></td>
+        <td><code>${d.fieldPath}</code></td>
+        <td>${badge(driftChangeLabel(d.change), d.change === 'added' ? 'warn' : 'bad')}</td>
+        <td>${when(d.firstSeen, now)}</td>
+        <td>${when(d.lastSeen, now)}</td>
+        <td class="num">${formatCount(d.count)}</td>
+        <td><code>${driftExampleText(d.example)}</code></td>
+      </tr>`,
+  );
+  return html`<section>
+    <h2>
+      Schema drift<small
+        >${report.schemaDrift.length === 0 ? 'none' : driftSummary(report.schemaDrift)}</small
+      >
+    </h2>
+    ${listOrNone(
+      rows,
+      'Every record had the fields its parser reads.',
+      tableWith('resource', 'field', 'change', 'first seen', 'last seen', '#records', 'example'),
+    )}
   </section>`;
 }
 
@@ -375,7 +404,7 @@ export function renderStatusPage(report: StatusReport, thresholds: VerdictThresh
         <main class="wrap">
           ${summaryCards(report, thresholds)} ${streamsTable(report)} ${chartSection(report)}
           ${failuresSection(report)} ${alertsAndRejectsSection(report)} ${queuesAndAuthSection(report)}
-          ${workersSection(report)}
+          ${workersSection(report)} ${schemaDriftSection(report)}
         </main>
       </body>
     </html> `;

@@ -27,6 +27,8 @@ export interface CheckIn {
   neighborhood: Neighborhood;
   /** The record as received. */
   raw: unknown;
+  /** Its top-level fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  extra?: Record<string, unknown> | null;
 }
 
 /** The check-in fields around a location parsed (and remembered by content) by `location`. */
@@ -48,7 +50,11 @@ const shortCheckInSchema = checkInSchema(
   memoizedByContent(shortLocationSchema, (wire, raw) => locationFromWire('short', wire, raw)),
 );
 
-function toCheckIn(wire: z.output<typeof feedCheckInSchema>, raw: unknown): CheckIn {
+function toCheckIn(
+  wire: z.output<typeof feedCheckInSchema>,
+  raw: unknown,
+  extra: Record<string, unknown> | null,
+): CheckIn {
   const location = wire.location;
   return {
     id: wire.id,
@@ -61,6 +67,7 @@ function toCheckIn(wire: z.output<typeof feedCheckInSchema>, raw: unknown): Chec
     neighborhoodId: location.neighborhoodId,
     neighborhood: location.neighborhood,
     raw,
+    extra,
   };
 }
 

@@ -222,6 +222,8 @@ export interface UserWallet {
   address: string;
   createdAt: Date;
   updatedAt: Date;
+  /** Its top-level fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  extra?: Record<string, unknown> | null;
 }
 
 const walletSchema = z.object({
@@ -236,12 +238,13 @@ const walletSchema = z.object({
 /** Items of `GET /users/me/wallets`. */
 export const parseUserWallet: RecordParser<UserWallet> = recordParser(
   walletSchema,
-  (w) => ({
+  (w, _raw, extra) => ({
     id: w.id,
     walletType: w.wallet_type,
     address: w.address,
     createdAt: w.created_at,
     updatedAt: w.updated_at,
+    extra,
   }),
   MEMBER_REASONS,
 );

@@ -1,4 +1,12 @@
 import type { z } from 'zod';
+import {
+  addedDrift,
+  driftFromIssues,
+  DriftTally,
+  unknownFields,
+  type DriftCount,
+  type FieldDrift,
+} from './schema-drift.js';
 import { formatJsonPath, unstorableReason } from './storable.js';
 
 /**
@@ -10,9 +18,23 @@ export interface Rejection {
   recordId: string | null;
   reason: string;
   payload: unknown;
+  /** Fields missing or of another type than the parser reads (docs/schema-drift.md). */
+  drift?: FieldDrift[];
 }
 
-export type ParseResult<T> = { ok: true; record: T } | { ok: false; rejection: Rejection };
+export type ParseResult<T> =
+  | {
+      ok: true;
+      record: T;
+      /** The record's top-level fields the parser does not know; null when none (docs/schema-drift.md). */
+      extra?: Record<string, unknown> | null;
+    }
+  | { ok: false; rejection: Rejection };
+
+/** The drift one parse result shows: its unknown fields, or what its rejection lacked. */
+export function driftOf(result: ParseResult<unknown>): FieldDrift[] {
+  return result.ok ? addedDrift(result.extra ?? null) : (result.rejection.drift ?? []);
+}
 
 /** Normalizes one raw record. Never throws, whatever the input. */
 export type RecordParser<T> = (raw: unknown) => ParseResult<T>;
@@ -20,6 +42,8 @@ export type RecordParser<T> = (raw: unknown) => ParseResult<T>;
 export interface ParsedRecords<T> {
   records: T[];
   rejections: Rejection[];
+  /** Schema drift summed over the records: one entry per (field, change), usually none. */
+  drift: DriftCount[];
 }
 
 /** Normalizes a page of records; one bad record becomes a rejection and never fails the page. */
@@ -30,14 +54,21 @@ export function parseRecords<T>(list: readonly unknown[], parseOne: RecordParser
     return {
       records,
       rejections: [{ recordId: null, reason: 'expected an array of records', payload: list }],
+      drift: [],
     };
   }
+  const drift = new DriftTally();
   for (const raw of list as readonly unknown[]) {
     const result = parseOne(raw);
-    if (result.ok) records.push(result.record);
-    else rejections.push(result.rejection);
+    if (result.ok) {
+      records.push(result.record);
+      if (result.extra != null) drift.add(addedDrift(result.extra));
+    } else {
+      rejections.push(result.rejection);
+      if (result.rejection.drift !== undefined) drift.add(result.rejection.drift);
+    }
   }
-  return { records, rejections };
+  return { records, rejections, drift: drift.size === 0 ? [] : drift.counts() };
 }
 
 /** The payload's `id` as a string, if it has one we can read (valid or not). */
@@ -127,7 +158,7 @@ export function formatIssues(
  */
 export function recordParser<S extends z.ZodType, T>(
   schema: S,
-  toDomain: (parsed: z.output<S>, raw: unknown) => T,
+  toDomain: (parsed: z.output<S>, raw: unknown, extra: Record<string, unknown> | null) => T,
   options: {
     /** Top-level fields whose schema checks storability itself (`memoizedByContent`). */
     storabilityCheckedBySchema?: readonly string[];
@@ -139,14 +170,24 @@ export function recordParser<S extends z.ZodType, T>(
     reasonValues?: ReasonValues;
   } = {},
 ): RecordParser<T> {
+  // The fields this parser reads: an object schema's own keys (docs/schema-drift.md).
+  const known = new Set(knownFieldsOf(schema));
   return (raw) => {
     try {
       const unstorable = unstorableReason(raw, options.storabilityCheckedBySchema);
       if (unstorable !== null) return reject(raw, unstorable);
       const result = schema.safeParse(raw);
-      if (!result.success)
-        return reject(raw, formatIssues(result.error.issues, raw, options.reasonValues ?? 'quoted'));
-      return { ok: true, record: toDomain(result.data, raw) };
+      if (!result.success) {
+        const rejected = reject(
+          raw,
+          formatIssues(result.error.issues, raw, options.reasonValues ?? 'quoted'),
+        );
+        const drift = driftFromIssues(result.error.issues, raw, formatJsonPath);
+        if (drift.length > 0) rejected.rejection.drift = drift;
+        return rejected;
+      }
+      const extra = known.size === 0 ? null : unknownFields(raw, known);
+      return { ok: true, record: toDomain(result.data, raw, extra), extra };
     } catch (error) {
       return reject(
         raw,
@@ -154,4 +195,10 @@ export function recordParser<S extends z.ZodType, T>(
       );
     }
   };
+}
+
+/** The top-level keys an object schema reads; none for any other schema. */
+export function knownFieldsOf(schema: z.ZodType): string[] {
+  const shape = (schema as { shape?: unknown }).shape;
+  return typeof shape === 'object' && shape !== null ? Object.keys(shape) : [];
 }

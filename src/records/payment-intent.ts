@@ -44,10 +44,13 @@ export interface PaymentIntent {
   updatedAt?: Date;
   /** The record as received. */
   raw: unknown;
+  /** Its top-level fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  extra?: Record<string, unknown> | null;
 }
 
 /** A payment intent from `GET /payment_intents/{id}`: every field present. */
-export type FullPaymentIntent = PaymentIntent & Required<Omit<PaymentIntent, 'raw'>> & { form: 'full' };
+export type FullPaymentIntent = PaymentIntent &
+  Required<Omit<PaymentIntent, 'raw' | 'extra'>> & { form: 'full' };
 
 const actionFields = {
   id: uuidSchema,
@@ -82,7 +85,12 @@ type PaymentIntentWire = z.output<z.ZodObject<typeof actionFields>> & {
   [K in keyof FullWire]?: FullWire[K] | undefined;
 };
 
-function toPaymentIntent(form: PaymentIntent['form'], w: PaymentIntentWire, raw: unknown): PaymentIntent {
+function toPaymentIntent(
+  form: PaymentIntent['form'],
+  w: PaymentIntentWire,
+  raw: unknown,
+  extra: Record<string, unknown> | null = null,
+): PaymentIntent {
   return {
     form,
     id: w.id,
@@ -101,18 +109,20 @@ function toPaymentIntent(form: PaymentIntent['form'], w: PaymentIntentWire, raw:
       updatedAt: w.updated_at,
     }),
     raw,
+    ...(extra === null ? {} : { extra }),
   };
 }
 
 /** `GET /payment_intents/{id}`. */
 export const parsePaymentIntent: RecordParser<FullPaymentIntent> = recordParser(
   fullSchema,
-  (w, raw) => toPaymentIntent('full', w, raw) as FullPaymentIntent,
+  (w, raw, extra) => toPaymentIntent('full', w, raw, extra) as FullPaymentIntent,
 );
 
 /** Items of `GET /payment_intents` (the list subset). */
-export const parsePaymentIntentListItem: RecordParser<PaymentIntent> = recordParser(listSchema, (w, raw) =>
-  toPaymentIntent('list', w, raw),
+export const parsePaymentIntentListItem: RecordParser<PaymentIntent> = recordParser(
+  listSchema,
+  (w, raw, extra) => toPaymentIntent('list', w, raw, extra),
 );
 
 /** Response of `POST /payment_intents/{id}/confirm`. */

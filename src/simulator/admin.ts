@@ -1,4 +1,5 @@
 import { date, defined, num, str, type AdminRoute, type Body } from './admin-body.js';
+import { parseSchemaChanges } from './schema-faults.js';
 import { worldAdminRoutes } from './admin-world.js';
 import type { SimulatorControl } from './control.js';
 import {
@@ -53,6 +54,8 @@ function faultPatch(body: Body): Partial<FaultSettings> {
   if (hostileCheckIns !== undefined) (patch as Partial<FaultSettings>).hostileCheckIns = hostileCheckIns;
   const hostileMembers = idMap(body, 'hostileMembers', HOSTILE_MEMBER_PROFILES);
   if (hostileMembers !== undefined) (patch as Partial<FaultSettings>).hostileMembers = hostileMembers;
+  if (body['schemaChanges'] !== undefined)
+    (patch as Partial<FaultSettings>).schemaChanges = parseSchemaChanges(body['schemaChanges']);
   return patch as Partial<FaultSettings>;
 }
 

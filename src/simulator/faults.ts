@@ -1,4 +1,5 @@
 import { createPrng, type Prng } from './prng.js';
+import type { SchemaChange } from './schema-faults.js';
 
 /** Fault injection: rate limit, 5xx, latency, truncation, malformed records, page shifting. */
 
@@ -37,6 +38,8 @@ export interface FaultSettings {
   malformedIntents: Record<string, MalformedIntentField>;
   /** Member ids (lower case) whose profile (`GET /users/me`) carries values the spec does not list. */
   hostileMembers: Record<string, HostileMemberProfile>;
+  /** Schema drift: fields added, dropped or retyped in a resource's records (schema-faults.ts). */
+  schemaChanges: SchemaChange[];
 }
 
 /**
@@ -77,6 +80,7 @@ export const NO_FAULTS: FaultSettings = {
   hostileCheckIns: {},
   malformedIntents: {},
   hostileMembers: {},
+  schemaChanges: [],
 };
 
 interface Bucket {

@@ -4,6 +4,7 @@ import type { FaultSettings } from './faults.js';
 import type { Route, SimRequest, SimResponse } from './http-types.js';
 import type { RequestLog } from './request-log.js';
 import { envelopeC, gatewayErrorPage, jsonResponse } from './responses.js';
+import { applySchemaChanges } from './schema-faults.js';
 
 const VERSION_PREFIX = '/v1';
 
@@ -137,6 +138,10 @@ export function createRequestHandler(
         body,
       });
       answer = withPagingFaults(answer, faults, requestedPage);
+      if (method === 'GET' && answer.status === 200 && faults.schemaChanges.length > 0) {
+        const path = url.pathname.slice(VERSION_PREFIX.length);
+        answer = { ...answer, body: applySchemaChanges(path, answer.body, faults.schemaChanges) };
+      }
     } else {
       answer = envelopeC(ctx.clock.nowMs(), url.pathname);
     }

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { secretValues, type Config } from '../config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
+import { countSchemaDriftByChange, listSchemaDrift } from '../warehouse/schema-drift.js';
 import { readQueueDepths, readWorkers } from './queue-depths.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
 import { assessStatus, thresholdsFor } from './verdict.js';
@@ -50,6 +51,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     alerts,
     rejected,
     oauth,
+    schemaDrift,
   ] = await Promise.all([
     readCheckinsProgress(db, now),
     readWindows(db),
@@ -62,6 +64,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readAlerts(db),
     readRejected(db, dayAgo),
     readOAuth(db, config.oauth !== undefined),
+    listSchemaDrift(db),
   ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
@@ -97,6 +100,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     alerts,
     rejected,
     oauth,
+    schemaDrift,
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));
@@ -105,7 +109,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
 /** The figures behind the /metrics gauges only: cheaper than the whole report, run on every scrape. */
 export async function collectGaugeFigures(sources: StatusSources) {
   const { db, redis, config, clock } = sources;
-  const [checkins, windows, queues, intents, alerts, lastRuns, oauth] = await Promise.all([
+  const [checkins, windows, queues, intents, alerts, lastRuns, oauth, schemaDrift] = await Promise.all([
     readCheckinsProgress(db, clock.now()),
     readWindows(db),
     readQueueDepths(redis, config.redisPrefix),
@@ -113,13 +117,14 @@ export async function collectGaugeFigures(sources: StatusSources) {
     readAlerts(db),
     readLastRuns(db, STREAM_NAMES),
     readOAuth(db, config.oauth !== undefined),
+    countSchemaDriftByChange(db),
   ]);
   const streams = STREAM_NAMES.map((stream) => ({
     stream,
     intervalSeconds: STREAMS[stream].everyMs(config) / 1000,
     lastSuccessAt: lastRuns.get(stream)?.lastSuccessAt ?? null,
   }));
-  return { checkins, windows, queues, intents, alerts, streams, oauth };
+  return { checkins, windows, queues, intents, alerts, streams, oauth, schemaDrift };
 }
 
 export type GaugeFigures = Awaited<ReturnType<typeof collectGaugeFigures>>;

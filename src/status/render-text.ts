@@ -1,6 +1,7 @@
 import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { verdictLine } from './verdict.js';
+import { driftChangeLabel, driftExampleText, driftSummary } from './schema-drift-view.js';
 import { workerRow, workersNote } from './workers-view.js';
 import { stripControlCharacters } from '../terminal-text.js';
 
@@ -107,6 +108,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...intentsSection(report),
     ...alertsSection(report, now),
     ...rejectedSection(report, now),
+    ...schemaDriftSection(report, now),
     ...oauthSection(report),
   ];
   const lines = out.join('\n').split('\n');
@@ -232,7 +234,7 @@ function alertsSection({ alerts }: StatusReport, now: Date): string[] {
     ...renderTable(
       ['intent', 'attempts', 'state', 'last error'],
       alerts.recentFailures.map((a) => [
-        a.paymentIntentId.slice(0, 8),
+        a.paymentIntentId?.slice(0, 8) ?? `${a.type} ${a.subject}`.slice(0, 60),
         a.attempts,
         a.failedAt === null
           ? `retry ${relativeTime(a.nextAttemptAt, now)}`
@@ -262,6 +264,27 @@ function rejectedSection({ rejected }: StatusReport, now: Date): string[] {
         relativeTime(r.lastSeenAt, now),
         r.timesSeen,
         r.reason,
+      ]),
+    ),
+  ];
+}
+
+function schemaDriftSection({ schemaDrift }: StatusReport, now: Date): string[] {
+  if (schemaDrift.length === 0)
+    return [heading('SCHEMA DRIFT'), '  none: every record had the fields its parser reads'];
+  return [
+    heading('SCHEMA DRIFT', 'docs/schema-drift.md'),
+    `  ${plural(schemaDrift.length, 'field')}: ${driftSummary(schemaDrift)}`,
+    ...renderTable(
+      ['resource', 'field', 'change', 'first seen', 'last seen', 'records', 'example'],
+      schemaDrift.map((d) => [
+        d.resource,
+        d.fieldPath,
+        driftChangeLabel(d.change),
+        relativeTime(d.firstSeen, now),
+        relativeTime(d.lastSeen, now),
+        d.count,
+        driftExampleText(d.example),
       ]),
     ),
   ];

@@ -24,6 +24,21 @@ export interface StatusReport {
   alerts: AlertsSummary;
   rejected: RejectedSummary;
   oauth: OAuthStatus;
+  /** rewards.schema_drift, most recently seen first (at most 100; docs/schema-drift.md). */
+  schemaDrift: SchemaDriftEntry[];
+}
+
+/** One field of one resource whose shape changed: added, missing or of another type. */
+export interface SchemaDriftEntry {
+  resource: string;
+  fieldPath: string;
+  change: 'added' | 'missing' | 'type_changed';
+  firstSeen: string;
+  lastSeen: string;
+  /** Records that showed it. */
+  count: number;
+  /** One value received (null for `missing`); for member resources as MEMBER_PII keeps it. */
+  example: unknown;
 }
 
 export interface Verdict {
@@ -119,7 +134,12 @@ export interface IntentsSummary {
 
 export interface AlertFailure {
   id: string;
-  paymentIntentId: string;
+  /** The event type (`payment_intent.paid`, `schema.drift`, …; ALERT_EVENTS). */
+  type: string;
+  /** What the event is about: the intent id, the drift, the member. */
+  subject: string;
+  /** null for events that are not about an intent. */
+  paymentIntentId: string | null;
   attempts: number;
   lastError: string;
   failedAt: string | null;

@@ -220,7 +220,16 @@ export async function readAlerts(db: Kysely<DB>): Promise<AlertsSummary> {
       .executeTakeFirstOrThrow(),
     db
       .selectFrom('rewards.alerts')
-      .select(['id', 'payment_intent_id', 'attempts', 'last_error', 'failed_at', 'next_attempt_at'])
+      .select([
+        'id',
+        'type',
+        'subject',
+        'payment_intent_id',
+        'attempts',
+        'last_error',
+        'failed_at',
+        'next_attempt_at',
+      ])
       .where('delivered_at', 'is', null)
       .where('last_error', 'is not', null)
       .orderBy(sql`coalesce(failed_at, next_attempt_at)`, 'desc')
@@ -233,6 +242,8 @@ export async function readAlerts(db: Kysely<DB>): Promise<AlertsSummary> {
     failed: backlog.failed,
     recentFailures: failures.map((row) => ({
       id: row.id,
+      type: row.type,
+      subject: row.subject,
       paymentIntentId: row.payment_intent_id,
       attempts: row.attempts,
       lastError: shortError(row.last_error) ?? '',

@@ -42,7 +42,10 @@ export async function runAlertsPass(
     const reason = url === undefined ? NO_WEBHOOK : NO_SECRET;
     const noted = await noteUndeliverableAlerts(db, reason, MAX_ALERTS_PER_PASS);
     for (const alert of noted) {
-      log.warn({ alertId: alert.id, paymentIntentId: alert.paymentIntentId }, `alert recorded but ${reason}`);
+      log.warn(
+        { alertId: alert.id, type: alert.type, subject: alert.subject },
+        `alert recorded but ${reason}`,
+      );
     }
     const backlog = await refreshGauges(deps);
     return {
@@ -184,7 +187,13 @@ async function deliverClaimed(
     tally.delivered++;
     metrics.alertDeliveries.inc({ outcome: 'delivered' });
     log.info(
-      { alertId: alert.id, paymentIntentId: alert.paymentIntentId, attempts: alert.attempts },
+      {
+        alertId: alert.id,
+        type: alert.type,
+        subject: alert.subject,
+        paymentIntentId: alert.paymentIntentId,
+        attempts: alert.attempts,
+      },
       'alert delivered',
     );
     return;
@@ -197,6 +206,8 @@ async function deliverClaimed(
     log.error(
       {
         alertId: alert.id,
+        type: alert.type,
+        subject: alert.subject,
         paymentIntentId: alert.paymentIntentId,
         attempts: alert.attempts,
         error: result.error,
@@ -225,7 +236,12 @@ async function deliverOne(
   alert: ClaimedAlert,
   input: Webhook & { policy: AlertDeliveryPolicy; now: Date },
 ): Promise<{ ok: true } | { ok: false; error: string }> {
-  const rawBody = serializeAlertBody({ id: alert.id, createdAt: alert.createdAt, payload: alert.payload });
+  const rawBody = serializeAlertBody({
+    id: alert.id,
+    type: alert.type,
+    createdAt: alert.createdAt,
+    payload: alert.payload,
+  });
   const headers = {
     ...alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret }),
     ...(input.authorization === undefined ? {} : { authorization: input.authorization }),

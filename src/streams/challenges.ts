@@ -1,4 +1,6 @@
 import type { PartnerApiError } from '../api/errors.js';
+import { mergeDriftCounts, type DriftCount } from '../records/schema-drift.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import { planSnapshotChanges, summarizePlan, type PreviousRecord } from '../sync/snapshot-diff.js';
 import {
@@ -83,6 +85,7 @@ async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: 
   const results = new Map<string, RestaurantChallenges>();
   let consecutiveFailures = 0;
   let lastError: PartnerApiError | undefined;
+  let drift: DriftCount[] = [];
   for (const restaurantId of restaurantIds) {
     if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
     const read = await readSnapshotList(deps, {
@@ -100,6 +103,7 @@ async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: 
     counts.written += read.written;
     counts.rejected += read.rejected;
     counts.newVersions += read.newVersions;
+    drift = mergeDriftCounts(drift, read.drift);
     if (read.interruption === undefined) {
       consecutiveFailures = 0;
       continue;
@@ -111,6 +115,8 @@ async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: 
       'challenge paging failed for a restaurant',
     );
   }
+  // One upsert per pass, not per restaurant (docs/schema-drift.md).
+  await noteSchemaDrift(deps, 'challenges', drift);
   return { results, counts, lastError };
 }
 

@@ -21,6 +21,7 @@ import {
   type WindowCounts,
 } from '../warehouse/check-ins.js';
 import { commitCheckInPage, relaxCommitDurability } from '../warehouse/check-in-pages.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import { embeddedLocationsCacheFor } from '../warehouse/embedded-locations-cache.js';
 import type { Executor } from '../warehouse/database.js';
 import { writePageWithFallback } from '../warehouse/page-fallback.js';
@@ -424,6 +425,7 @@ async function pageToEnd(
     });
     // Committed: these need no writing on the next pages (record by record wrote its own).
     if (refused.length === 0) embeddedLocations.remember(embedded, seenAt);
+    await noteSchemaDrift(deps, 'check_ins', result.drift);
     fresh.push(...refused);
     if (refused.length > 0) {
       deps.logger.warn(

@@ -5,6 +5,11 @@ import {
   RefreshTokenRevokedError,
   UnexpectedResponseShapeError,
 } from '../api/errors.js';
+import { recordNeedsReauthEvent } from '../warehouse/member-events.js';
+import { deliverAlertsSoon } from './alerts.js';
+import { driftOf } from '../records/parse.js';
+import { driftCounts } from '../records/schema-drift.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { ListResult, ParseResult, Rejection } from '../records/index.js';
@@ -136,12 +141,19 @@ export async function runMembersPass(
         if (reauth) stats.needsReauth++;
         else stats.failed++;
         lastError = error.message;
-        await recordMemberSync(db, connection.memberId, {
-          ok: false,
-          at: clock.now(),
-          error: reauth ? `${error.message}; run \`rewards-etl members connect\` again` : error.message,
-          status: reauth ? 'needs_reauth' : connection.status,
+        const at = clock.now();
+        // The connection's new state and its event commit together: one event per lost grant.
+        const alertId = await db.transaction().execute(async (trx) => {
+          await recordMemberSync(trx, connection.memberId, {
+            ok: false,
+            at,
+            error: reauth ? `${error.message}; run \`rewards-etl members connect\` again` : error.message,
+            status: reauth ? 'needs_reauth' : connection.status,
+          });
+          const raise = reauth && deps.config.alerts.events.has('member.needs_reauth');
+          return raise ? recordNeedsReauthEvent(trx, connection, at) : null;
         });
+        if (alertId !== null) deliverAlertsSoon(deps, [alertId]);
         log.warn(
           { memberId: connection.memberId, err: error },
           reauth ? 'member connection needs re-authorization' : 'member sync failed',
@@ -245,6 +257,13 @@ async function syncMember(
     if (tagList !== undefined) await replaceMemberTags(trx, memberId, tagList, at);
     await storeMemberRejections(trx, memberId, rejections, pii, at);
   });
+  // Examples of member drift follow MEMBER_PII (docs/schema-drift.md).
+  const member = { member: true };
+  if (me !== SKIPPED) await noteSchemaDrift(deps, 'members', driftCounts(driftOf(me)), member);
+  if (status !== SKIPPED && status !== null)
+    await noteSchemaDrift(deps, 'member_statuses', driftCounts(driftOf(status)), member);
+  if (wallets !== SKIPPED && wallets.ok) await noteSchemaDrift(deps, 'member_wallets', wallets.drift, member);
+  if (tags !== SKIPPED && tags.ok) await noteSchemaDrift(deps, 'member_tags', tags.drift, member);
   const checkIns = await syncMemberCheckIns(deps, api, connection, {
     pages: Math.max(1, budget.requestsLeft - MIN_REQUESTS_PER_MEMBER + 1),
     spend: budget.spend,

@@ -7,6 +7,7 @@ import {
   type PaymentIntentStatus,
 } from '../records/payment-intent.js';
 import { effectivePageSize } from '../records/pagination.js';
+import { driftOf } from '../records/parse.js';
 import { cannotAlertAtFirstSight, classifyTransition } from '../sync/intent-transitions.js';
 import {
   DEFAULT_POLL_SCHEDULE,
@@ -36,6 +37,8 @@ import {
 } from '../warehouse/payment-intents.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { deliverAlertsSoon } from './alerts.js';
+import { noteSchemaDrift } from './schema-drift.js';
+import { driftCounts } from '../records/schema-drift.js';
 import { stopsThePass } from './pass-stop.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
@@ -319,6 +322,7 @@ async function sweepIntentList(
           result.newestSeen = intent.createdAt ?? null;
       }
       await applyListPage(tick, page.records, { observedAt, sweep: result });
+      await noteSchemaDrift(tick.deps, 'payment_intents.list', page.drift);
       if (page.pagination.nextPage === null) result.reachedHorizon = true;
       const oldestOnPage = previousCreatedAt;
       if (
@@ -419,6 +423,7 @@ async function applyListPage(
       observedAt,
       watchingSince: state.watchingSince,
       nextPollAt: null,
+      events: deps.config.alerts.events,
     });
     noteObservation(tick, intent, { previous, outcome, fromList: true });
   }
@@ -453,7 +458,8 @@ function noteObservation(
   if (outcome.alertId === null) return;
   tick.stats.alerts++;
   if (input.fromList) tick.stats.alertsFromList++;
-  log.info({ paymentIntentId: intent.id, alertId: outcome.alertId }, 'payment_intent.paid alert recorded');
+  const type = outcome.eventType ?? 'payment_intent.paid';
+  log.info({ paymentIntentId: intent.id, alertId: outcome.alertId, type }, `${type} alert recorded`);
   // In the background: the tick never waits for the receiver (docs/payment-intents.md).
   deliverAlertsSoon(tick.deps, [outcome.alertId]);
 }
@@ -528,6 +534,7 @@ async function fetchAndRecord(tick: Tick, fetch: Fetch, before: StoredIntent | u
   stats.requests++;
   const result = await api.getPaymentIntent(fetch.id, { priority: 'high', signal });
   const observedAt = clock.now();
+  if (result !== null) await noteSchemaDrift(deps, 'payment_intents', driftCounts(driftOf(result)));
   let intent: PaymentIntent | null = result?.ok === true ? result.record : null;
   if (result === null) {
     log.warn({ paymentIntentId: fetch.id }, 'payment intent no longer exists (404); polling stops');
@@ -554,6 +561,7 @@ async function fetchAndRecord(tick: Tick, fetch: Fetch, before: StoredIntent | u
     previous,
     observedAt,
     watchingSince: state.watchingSince,
+    events: deps.config.alerts.events,
     nextPollAt: nextPollAt(
       {
         now: observedAt,

@@ -1,4 +1,5 @@
 import type { PartnerApi } from '../api/partner-api.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import { planSnapshotChanges, summarizePlan, type SnapshotPassFacts } from '../sync/snapshot-diff.js';
 import {
   loadRestaurantStates,
@@ -28,6 +29,7 @@ export async function runRestaurantsPass(deps: StreamDeps<PartnerApi>): Promise<
     writeRecords: upsertRestaurantPage,
     contentHash: restaurantContentHash,
   });
+  await noteSchemaDrift(deps, 'restaurants', read.drift);
   const facts: SnapshotPassFacts = {
     complete: read.incompleteReason === undefined,
     maxDrop: config.snapshots.maxDrop,

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { mergeDriftCounts, type DriftCount } from '../records/schema-drift.js';
 import { PartnerApiError } from '../api/errors.js';
 import type { Page } from '../api/paging.js';
 import { isUuid, type Rejection } from '../records/index.js';
@@ -25,6 +26,8 @@ export interface SnapshotListRead {
   written: number;
   rejected: number;
   newVersions: number;
+  /** Schema drift the pages showed, summed per (field, change) (docs/schema-drift.md). */
+  drift: DriftCount[];
   /** Why the list cannot be trusted as the whole set (no deletions from it); absent when it can. */
   incompleteReason?: string;
   /** The API failure that ended the list early, if any. */
@@ -50,7 +53,14 @@ export async function readSnapshotList<R extends { id: string; raw: unknown }>(
   source: SnapshotListSource<R>,
 ): Promise<SnapshotListRead> {
   const { stream } = source;
-  const read: SnapshotListRead = { seen: new Map(), pages: 0, written: 0, rejected: 0, newVersions: 0 };
+  const read: SnapshotListRead = {
+    seen: new Map(),
+    pages: 0,
+    written: 0,
+    rejected: 0,
+    newVersions: 0,
+    drift: [],
+  };
   const totalCounts: number[] = [];
   let itemsReceived = 0;
   let rejectedWithoutId = 0;
@@ -69,6 +79,7 @@ export async function readSnapshotList<R extends { id: string; raw: unknown }>(
       read.written += stored.length;
       read.rejected += rejections.length;
       read.newVersions += newVersions;
+      if (page.drift !== undefined) read.drift = mergeDriftCounts(read.drift, page.drift);
       totalCounts.push(page.pagination.totalCount);
       itemsReceived += page.records.length + page.rejections.length;
       for (const record of stored) read.seen.set(record.id, source.contentHash(record, seenAt));

@@ -1,10 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import type { AlertEventType } from '../sync/alert-events.js';
 import type { Executor } from './database.js';
 
 /** An alert claimed for one delivery attempt. `attempts` already counts this attempt. */
 export interface ClaimedAlert {
   id: string;
-  paymentIntentId: string;
+  /** `payment_intent.paid`, `schema.drift`, … (ALERT_EVENTS). */
+  type: string;
+  /** What the event is about (unique with `type`). */
+  subject: string;
+  /** Set for payment_intent.* events only. */
+  paymentIntentId: string | null;
   payload: unknown;
   createdAt: Date;
   attempts: number;
@@ -34,7 +41,9 @@ export async function claimDueAlerts(
   const onlyIds = input.ids === undefined ? sql`true` : sql`id = any(${[...input.ids]}::uuid[])`;
   const { rows } = await sql<{
     id: string;
-    payment_intent_id: string;
+    type: string;
+    subject: string;
+    payment_intent_id: string | null;
     payload: unknown;
     created_at: Date;
     attempts: number;
@@ -50,10 +59,12 @@ export async function claimDueAlerts(
       limit ${input.limit}
       for update skip locked
     )
-    returning a.id, a.payment_intent_id, a.payload, a.created_at, a.attempts`.execute(db);
+    returning a.id, a.type, a.subject, a.payment_intent_id, a.payload, a.created_at, a.attempts`.execute(db);
   return rows
     .map((row) => ({
       id: row.id,
+      type: row.type,
+      subject: row.subject,
       paymentIntentId: row.payment_intent_id,
       payload: row.payload,
       createdAt: row.created_at,
@@ -109,8 +120,8 @@ export async function noteUndeliverableAlerts(
   db: Executor,
   reason: string,
   limit: number,
-): Promise<{ id: string; paymentIntentId: string }[]> {
-  const { rows } = await sql<{ id: string; payment_intent_id: string }>`
+): Promise<{ id: string; type: string; subject: string }[]> {
+  const { rows } = await sql<{ id: string; type: string; subject: string }>`
     update rewards.alerts set last_error = ${reason}
     where id in (
       select id from rewards.alerts
@@ -120,8 +131,8 @@ export async function noteUndeliverableAlerts(
       limit ${limit}
       for update skip locked
     )
-    returning id, payment_intent_id`.execute(db);
-  return rows.map((row) => ({ id: row.id, paymentIntentId: row.payment_intent_id }));
+    returning id, type, subject`.execute(db);
+  return rows.map((row) => ({ id: row.id, type: row.type, subject: row.subject }));
 }
 
 /** For the gauges: alerts still to deliver, and alerts given up on. */
@@ -138,4 +149,30 @@ export async function countAlertBacklog(db: Executor): Promise<{ undelivered: nu
     ])
     .executeTakeFirstOrThrow();
   return { undelivered: Number(row.undelivered), failed: Number(row.failed) };
+}
+
+/**
+ * Records one event, at most once per (type, subject) whatever the concurrency (the unique index
+ * does it, not a read before the write). Returns the new alert's id, or null when that event was
+ * already recorded. `executor` may be the caller's transaction, so the event commits with the
+ * change it reports.
+ */
+export async function recordAlertEvent(
+  db: Executor,
+  event: {
+    type: AlertEventType;
+    subject: string;
+    paymentIntentId?: string;
+    payload: unknown;
+    at?: Date;
+  },
+): Promise<string | null> {
+  const at = event.at === undefined ? sql<Date>`now()` : sql<Date>`${event.at}::timestamptz`;
+  const { rows } = await sql<{ id: string }>`
+    insert into rewards.alerts (id, type, subject, payment_intent_id, payload, created_at, next_attempt_at)
+    values (${randomUUID()}, ${event.type}, ${event.subject}, ${event.paymentIntentId ?? null},
+            ${JSON.stringify(event.payload)}::jsonb, ${at}, ${at})
+    on conflict (type, subject) do nothing
+    returning id`.execute(db);
+  return rows[0]?.id ?? null;
 }

@@ -37,16 +37,17 @@ export function checkInUpsert(
   if (unique.length === 0) return null;
   return sql`
     insert into rewards.check_ins as c
-      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
-    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, ${seenAt}, ${seenAt}
+      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra, first_seen_at, last_seen_at)
+    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, t.extra, ${seenAt}, ${seenAt}
     from unnest(
       ${unique.map((c) => c.id)}::uuid[],
       ${unique.map((c) => c.locationId)}::uuid[],
       ${unique.map((c) => c.restaurantId)}::uuid[],
       ${unique.map((c) => c.svcPayEnabled)}::boolean[],
       ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
-      ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[]
-    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)
+      ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[],
+      ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
+    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra)
     where ${onlyIf}
     on conflict (id) do update set
       location_id = excluded.location_id,
@@ -54,6 +55,7 @@ export function checkInUpsert(
       svc_pay_enabled = excluded.svc_pay_enabled,
       created_at = excluded.created_at,
       ended_at = coalesce(excluded.ended_at, c.ended_at),
+      extra = excluded.extra,
       last_seen_at = excluded.last_seen_at,
       deleted_at = null
     where c.last_seen_at <= excluded.last_seen_at`;

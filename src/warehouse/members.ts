@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { MEMBER_DRIFT_RESOURCES } from '../records/schema-drift.js';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../records/index.js';
 import { contentHash, progressInApiNames } from '../records/index.js';
 import type { MemberPiiMode } from '../config.js';
@@ -208,6 +209,26 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
     removed['oauth_tokens'] = count(
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
     );
+    // A drift example of a member resource may be this member's value, and no row says whose it
+    // is: every member resource's example is cleared (the drift itself stays).
+    removed['schema_drift_examples'] = Number(
+      (
+        await trx
+          .updateTable('rewards.schema_drift')
+          .set({ example: null })
+          .where('resource', 'in', [...MEMBER_DRIFT_RESOURCES])
+          .where('example', 'is not', null)
+          .executeTakeFirst()
+      ).numUpdatedRows,
+    );
+    // member.needs_reauth events name the member (src/warehouse/member-events.ts).
+    removed['alerts'] = count(
+      await trx
+        .deleteFrom('rewards.alerts')
+        .where('type', '=', 'member.needs_reauth')
+        .where('subject', 'like', `${memberId}:%`)
+        .execute(),
+    );
     return removed;
   });
 }
@@ -327,7 +348,14 @@ async function upsertById<T extends 'rewards.member_wallets' | 'rewards.membersh
 }
 
 /** Columns a newer read of a wallet, or of a membership, overwrites. */
-const WALLET_UPDATES = ['member_id', 'wallet_type', 'address', 'updated_at', 'last_seen_at'] as const;
+const WALLET_UPDATES = [
+  'member_id',
+  'wallet_type',
+  'address',
+  'updated_at',
+  'extra',
+  'last_seen_at',
+] as const;
 const MEMBERSHIP_UPDATES = [
   'check_in_count',
   'last_check_in_date',
@@ -361,6 +389,7 @@ export async function replaceMemberWallets(
     address: w.address,
     created_at: w.createdAt,
     updated_at: w.updatedAt,
+    extra: w.extra == null ? null : JSON.stringify(w.extra),
     last_seen_at: at,
   }));
   await upsertById(trx, 'rewards.member_wallets', rows, WALLET_UPDATES);

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { PaymentIntent, PaymentIntentStatus } from '../records/payment-intent.js';
 import { PAYMENT_INTENT_STATUSES } from '../records/payment-intent.js';
-import { alertPayloadFromIntent, PAYMENT_INTENT_PAID } from '../alerts/alert-body.js';
+import {
+  alertPayloadFromIntent,
+  intentEventPayloadFromIntent,
+  PAYMENT_INTENT_PAID,
+} from '../alerts/alert-body.js';
+import { DEFAULT_ALERT_EVENTS, type AlertEventType } from '../sync/alert-events.js';
+import { intentEventFor } from '../sync/intent-events.js';
+import { recordAlertEvent } from './alerts.js';
 import { classifyTransition, type TransitionDecision } from '../sync/intent-transitions.js';
 import type { DueIntent } from '../sync/intent-poll-schedule.js';
 import type { DB } from './schema.js';
@@ -69,8 +76,16 @@ export async function loadStoredIntents(
   );
 }
 
+const PAID_ONLY: ReadonlySet<AlertEventType> = new Set(DEFAULT_ALERT_EVENTS);
+
 export type FullObservationOutcome =
-  | { written: true; decision: TransitionDecision; alertId: string | null }
+  | {
+      written: true;
+      decision: TransitionDecision;
+      /** The event recorded with this observation (paid, canceled or refunded), if any. */
+      alertId: string | null;
+      eventType?: AlertEventType;
+    }
   /** Another poller changed (or inserted) the row since `previous` was read: it records the change. */
   | { written: false; reason: 'lost-race' | 'stale'; decision: TransitionDecision };
 
@@ -82,6 +97,8 @@ export interface FullObservation {
   observedAt: Date;
   watchingSince: Date;
   nextPollAt: Date | null;
+  /** ALERT_EVENTS; `payment_intent.paid` alone when not given. */
+  events?: ReadonlySet<AlertEventType>;
 }
 
 /**
@@ -137,12 +154,20 @@ export async function recordFullObservation(
         .execute();
     }
     let alertId: string | null = null;
-    if (decision.alert) {
+    const event = intentEventFor(
+      decision,
+      intent,
+      observation.watchingSince,
+      observation.events ?? PAID_ONLY,
+    );
+    if (event === PAYMENT_INTENT_PAID) {
+      // Unchanged since before ALERT_EVENTS: the body and the (type, payment_intent_id) guarantee.
       const alert = await tx
         .insertInto('rewards.alerts')
         .values({
           id: randomUUID(),
           type: PAYMENT_INTENT_PAID,
+          subject: intent.id,
           payment_intent_id: intent.id,
           payload: JSON.stringify(alertPayloadFromIntent(intent)),
           created_at: observedAt,
@@ -152,7 +177,17 @@ export async function recordFullObservation(
         .returning('id')
         .executeTakeFirst();
       alertId = alert?.id ?? null;
+    } else if (event !== null) {
+      alertId = await recordAlertEvent(tx, {
+        type: event,
+        subject: intent.id,
+        paymentIntentId: intent.id,
+        payload: intentEventPayloadFromIntent(intent),
+        at: observedAt,
+      });
     }
+    if (alertId !== null && event !== null)
+      return { written: true, decision, alertId, eventType: event } as const;
     return { written: true, decision, alertId } as const;
   });
 }
@@ -185,6 +220,8 @@ function fullFormColumns(intent: PaymentIntent, observedAt: Date, nextPollAt: Da
     ...(intent.metadata !== undefined ? { metadata: JSON.stringify(intent.metadata) } : {}),
     ...(intent.createdAt !== undefined ? { created_at: intent.createdAt } : {}),
     ...(intent.updatedAt !== undefined ? { updated_at: intent.updatedAt } : {}),
+    // The full form's unknown fields (docs/schema-drift.md); other forms leave what it gave.
+    ...(intent.form === 'full' ? { extra: intent.extra == null ? null : JSON.stringify(intent.extra) } : {}),
     last_polled_at: observedAt,
     next_poll_at: nextPollAt,
   };
@@ -220,6 +257,7 @@ export async function insertFirstSightsFromList(
           payee_account_balance_id: input.payee ?? null,
           created_at: intent.createdAt ?? null,
           updated_at: intent.updatedAt ?? null,
+          extra: intent.extra == null ? null : JSON.stringify(intent.extra),
           first_seen_at: input.observedAt,
           last_polled_at: input.observedAt,
           next_poll_at: input.nextPollAt(intent),

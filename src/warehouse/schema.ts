@@ -9,6 +9,8 @@ type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | str
 type Numeric = ColumnType<string, string | bigint, string | bigint>;
 type Int8 = ColumnType<string, string | number | bigint, string | number | bigint>;
 type Json = ColumnType<unknown, string, string>; // write JSON.stringify'd text: keeps big numbers exact
+/** `extra`: a record's unknown fields as JSON text, or null (the default) when it has none. */
+type ExtraJson = ColumnType<unknown, string | null | undefined, string | null>;
 type TextArray = ColumnType<string[], string[], string[]>;
 
 export interface RestaurantsTable {
@@ -86,6 +88,8 @@ export interface CheckInsTable {
   last_seen_at: DefaultedTimestamp;
   /** Set once a drop is confirmed by a second read; cleared when the row is seen again. */
   deleted_at: Timestamp | null;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface ChallengesTable {
@@ -134,6 +138,8 @@ export interface BalanceSnapshotsTable {
   balance_value: Numeric;
   balance_currency: string;
   balance_usd_cents: Int8 | null;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface PaymentIntentsTable {
@@ -155,6 +161,8 @@ export interface PaymentIntentsTable {
   last_polled_at: Timestamp | null;
   next_poll_at: Timestamp | null;
   poll_count: Generated<number>;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface PaymentIntentTransitionsTable {
@@ -168,7 +176,10 @@ export interface PaymentIntentTransitionsTable {
 export interface AlertsTable {
   id: string;
   type: string;
-  payment_intent_id: string;
+  /** What the event is about; unique with `type` (docs/payment-intents.md, "Events"). */
+  subject: ColumnType<string, string | undefined, string>;
+  /** Set for payment_intent.* events only. */
+  payment_intent_id: string | null;
   payload: Json;
   created_at: DefaultedTimestamp;
   delivered_at: Timestamp | null;
@@ -335,6 +346,8 @@ export interface MemberWalletsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_seen_at: Timestamp;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface MemberTagsTable {
@@ -344,6 +357,8 @@ export interface MemberTagsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   last_seen_at: Timestamp;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface MemberCheckInsTable {
@@ -356,6 +371,8 @@ export interface MemberCheckInsTable {
   ended_at: Timestamp | null;
   first_seen_at: Timestamp;
   last_seen_at: Timestamp;
+  /** The record's fields its parser does not know (docs/schema-drift.md); null when none. */
+  extra: ExtraJson;
 }
 
 export interface MembershipsTable {
@@ -370,6 +387,17 @@ export interface MembershipsTable {
   content_hash: string;
   first_seen_at: Timestamp;
   last_seen_at: Timestamp;
+}
+
+/** One kind of drift of one field of one resource (docs/schema-drift.md). */
+export interface SchemaDriftTable {
+  resource: string;
+  field_path: string;
+  change: 'added' | 'missing' | 'type_changed';
+  first_seen: DefaultedTimestamp;
+  last_seen: DefaultedTimestamp;
+  count: Generated<Int8>;
+  example: Json | null;
 }
 
 export interface DB {
@@ -402,6 +430,7 @@ export interface DB {
   'rewards.memberships': MembershipsTable;
   'rewards.memberships_history': HistoryTable;
   'rewards.leases': LeasesTable;
+  'rewards.schema_drift': SchemaDriftTable;
 }
 
 export type Restaurant = Selectable<RestaurantsTable>;

@@ -5,7 +5,7 @@ import { requireMigratedWarehouse } from '../warehouse-ready.js';
 export function statusCommand(context: CliContext): Command {
   return new Command('status')
     .description(
-      'watermark and lag, windows by state, queue depths, last run per stream, open intents, undelivered alerts, rejected records',
+      'watermark and lag, windows by state, queue depths, last run per stream, open intents, undelivered alerts, rejected records, schema drift',
     )
     .option('--json', 'print the report as JSON on stdout (logs go to stderr)')
     .action(async (options: { json?: boolean }) => {
