@@ -110,6 +110,11 @@ export interface SimulatorControl extends CatalogControl {
     cancel(id: string): PaymentIntentJson;
     refund(id: string): PaymentIntentJson;
     expire(id: string): PaymentIntentJson;
+    /**
+     * The partner corrects the metadata of an intent in place, `updated_at` unchanged: the list form
+     * does not carry it, so only a re-read of the full form shows it (`resync payment_intents`).
+     */
+    correctMetadata(id: string, metadata: Record<string, string>): PaymentIntentJson;
   };
   credentials: {
     mintApiKey(scopes: string[]): string;
@@ -281,6 +286,11 @@ export function createControl(
       cancel: (id) => view(cancelIntent(world, intent(id), clock.nowMs())),
       refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
       expire: (id) => view(expireIntent(world, intent(id), clock.nowMs())),
+      correctMetadata: (id, metadata) => {
+        const record = intent(id);
+        record.metadata = { ...metadata };
+        return view(record);
+      },
     },
     credentials: {
       mintApiKey: (scopes) => credentials.mintApiKey(scopes),
