@@ -108,7 +108,11 @@ export async function runResync(
   const definition = RESYNCS[stream];
   if ('unsupported' in definition) throw new Error(`${stream}: ${definition.unsupported}`);
   const resync = await definition.load();
-  const pass: Pass = (passDeps) => resync(passDeps, options);
+  // Marked in sync_runs.details, so `status` and the history tell a re-sync from a scheduled pass.
+  const pass: Pass = async (passDeps) => {
+    const outcome = await resync(passDeps, options);
+    return { ...outcome, details: { ...outcome.details, resync: true } };
+  };
   for (;;) {
     const result = await runStreamPass(deps, stream, {}, pass);
     if (!options.wait || (result.status !== 'skipped' && result.status !== 'lease-lost')) return result;
