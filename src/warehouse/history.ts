@@ -26,7 +26,9 @@ export async function latestVersions(
   const rows = await db
     .selectFrom(table)
     .distinctOn('id')
-    .select(['id', 'content_hash', 'valid_from', 'valid_to', 'raw'])
+    .select(['id', 'content_hash', 'valid_from', 'valid_to'])
+    // The stored raw only when it is rehashed (`resync`): scheduled passes do not read it back.
+    .$if(rehashStored !== undefined, (query) => query.select('raw'))
     .where('id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`)
     .orderBy('id')
     .orderBy('valid_from', 'desc')
