@@ -71,6 +71,7 @@ export async function resyncCheckins(
       break;
     }
     const locked: Window[] = [];
+    const doneBefore = done.size;
     let progressed = false;
     let stopped: Error | undefined;
     await pMap(
@@ -94,7 +95,7 @@ export async function resyncCheckins(
             tally.rows += outcome.rows;
             tally.removed += outcome.removed;
             progressed = true;
-            options.progress?.({ done: done.size, total: done.size + todo.length - 1, unit: 'windows' });
+            options.progress?.({ done: done.size, total: doneBefore + todo.length, unit: 'windows' });
             break;
           case 'split':
             // Its parts are new windows of the range: the next listing finds them.

@@ -20,6 +20,8 @@ export function inResyncRange(at: number, range: ResyncRange): boolean {
 
 /** Whether a window holds any instant of the range: a window only partly inside it is re-paged whole. */
 export function overlapsResyncRange(window: Window, range: ResyncRange): boolean {
+  // An empty range (from at or after to) holds no instant, so no window shares one with it.
+  if (range.from !== null && range.to !== null && range.from >= range.to) return false;
   return (range.from === null || window.end > range.from) && (range.to === null || window.start < range.to);
 }
 

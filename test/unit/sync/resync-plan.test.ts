@@ -28,6 +28,7 @@ describe('resync: which check-in windows are re-paged', () => {
     ['half-open: a window ending at `from` is not in it', range(2 * H, null), [2, 3]],
     ['half-open: a window starting at `to` is not in it', range(null, 2 * H), [0, 1]],
     ['nothing when the range falls between no windows', range(5 * H, 6 * H), []],
+    ['nothing when the range is empty (from at or after to)', range(3 * H, H), []],
   ])('%s', (_rule, r, expected) => {
     expect(windowsToResync(windows, r, new Set())).toEqual(expected.map((i) => windows[i]));
   });
