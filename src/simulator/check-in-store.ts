@@ -122,6 +122,14 @@ export class CheckInStore {
     if (seq >= 0 && seq < this.size) this.endedAt[seq] = endedAtMs;
   }
 
+  /** A correction of `svc_pay_enabled` (the partner fixing a stored visit). */
+  setSvcPayEnabled(seq: number, enabled: boolean): void {
+    if (seq < 0 || seq >= this.size) return;
+    this.flags[seq] = enabled
+      ? (this.flags[seq] ?? 0) | FLAG_SVC_PAY
+      : (this.flags[seq] ?? 0) & ~FLAG_SVC_PAY;
+  }
+
   /** Newest-first page of the rows matching the query. */
   page(query: RangeQuery, page: number, pageSize: number): PageResult {
     const index = this.resolve(query.scope);

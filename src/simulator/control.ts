@@ -34,6 +34,12 @@ export interface PaymentIntentJson {
   updated_at: string;
 }
 
+/** A correction of a stored visit: its end, or whether the service's pay feature was available. */
+export interface CheckInCorrection {
+  endedAt?: Date;
+  svcPayEnabled?: boolean;
+}
+
 export interface MemberInfo {
   id: string;
   spendingWalletId: string;
@@ -70,6 +76,11 @@ export interface SimulatorControl extends CatalogControl {
     addLate(count: number, options: { from: Date; to: Date; locationId?: string }): string[];
     /** Ends every ongoing visit at now; returns how many ended. */
     endOngoing(): number;
+    /**
+     * The partner corrects a stored check-in in place (created_at, so its window, unchanged): what
+     * only a re-read of that window shows (`resync checkins`). Throws RangeError for an unknown id.
+     */
+    correct(id: string, patch: CheckInCorrection): void;
   };
   members: {
     defaultMemberId: string;
@@ -80,6 +91,8 @@ export interface SimulatorControl extends CatalogControl {
     addVisit(memberId: string, options?: { ongoing?: boolean }): string;
     /** Ends the member's ongoing visits at now; returns how many ended. */
     endVisits(memberId: string): number;
+    /** The partner corrects one of the member's stored visits in place (`resync members` shows it). */
+    correctVisit(memberId: string, visitId: string, patch: CheckInCorrection): void;
     /** Renames the tier of the member's active status (a newline is allowed, as in the real API). */
     setTier(memberId: string, tier: string): void;
     /**
@@ -97,6 +110,11 @@ export interface SimulatorControl extends CatalogControl {
     cancel(id: string): PaymentIntentJson;
     refund(id: string): PaymentIntentJson;
     expire(id: string): PaymentIntentJson;
+    /**
+     * The partner corrects the metadata of an intent in place, `updated_at` unchanged: the list form
+     * does not carry it, so only a re-read of the full form shows it (`resync payment_intents`).
+     */
+    correctMetadata(id: string, metadata: Record<string, string>): PaymentIntentJson;
   };
   credentials: {
     mintApiKey(scopes: string[]): string;
@@ -179,6 +197,16 @@ export function createControl(
         );
       },
       endOngoing: () => endOngoingVisits(world, clock.nowMs(), false),
+      correct: (id, patch) => {
+        const seq = world.checkInIds.decode(id);
+        const row = seq === null ? null : world.checkIns.get(seq);
+        if (seq === null || row === null) throw new RangeError(`no check-in ${id}`);
+        if (patch.endedAt !== undefined) {
+          world.checkIns.setEnded(seq, Math.max(row.createdAtMs, patch.endedAt.getTime()));
+          world.ongoing.delete(seq);
+        }
+        if (patch.svcPayEnabled !== undefined) world.checkIns.setSvcPayEnabled(seq, patch.svcPayEnabled);
+      },
     },
     members: {
       defaultMemberId: defaultMember.id,
@@ -218,6 +246,15 @@ export function createControl(
         if (ended > 0) truth.record('member.visits', m.id, clock.nowMs());
         return ended;
       },
+      correctVisit: (memberId, visitId, patch) => {
+        const m = member(memberId);
+        const visit = m.checkIns.find((v) => v.id === visitId);
+        if (!visit) throw new RangeError(`member ${memberId} has no visit ${visitId}`);
+        if (patch.endedAt !== undefined)
+          visit.endedAtMs = Math.max(visit.createdAtMs, patch.endedAt.getTime());
+        if (patch.svcPayEnabled !== undefined) visit.svcPayEnabled = patch.svcPayEnabled;
+        truth.record('member.visits', m.id, clock.nowMs());
+      },
       setTier: (memberId, tier) => {
         const m = member(memberId);
         const active = m.statuses.find((s) => s.state === 'active');
@@ -249,6 +286,11 @@ export function createControl(
       cancel: (id) => view(cancelIntent(world, intent(id), clock.nowMs())),
       refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
       expire: (id) => view(expireIntent(world, intent(id), clock.nowMs())),
+      correctMetadata: (id, metadata) => {
+        const record = intent(id);
+        record.metadata = { ...metadata };
+        return view(record);
+      },
     },
     credentials: {
       mintApiKey: (scopes) => credentials.mintApiKey(scopes),

@@ -13,7 +13,7 @@ import {
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
 const STREAM = 'challenges' satisfies StreamName;
 /** Consecutive restaurants whose paging failed after which the pass stops: the API is down. */
@@ -31,12 +31,15 @@ interface RestaurantChallenges {
  * from its restaurant's list is marked deleted only when every page of that restaurant was read
  * and consistent, and the pass as a whole is not suspiciously short.
  */
-export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
+export async function runChallengesPass(
+  deps: StreamDeps<PartnerApi>,
+  options: SnapshotPassOptions = {},
+): Promise<PassOutcome> {
   const { db, clock, logger } = deps;
   const restaurantIds = await liveRestaurantIds(db);
   // Read before paging: what the warehouse held is what this pass's reads are compared with.
   const previous = await loadChallengeStates(db);
-  const { results, counts, lastError } = await readEveryRestaurant(deps, restaurantIds);
+  const { results, counts, lastError } = await readEveryRestaurant(deps, restaurantIds, options);
   const judged = await judgeDeletions(deps, previous, results);
   const { plan, complete, seenAnywhere } = judged;
   let deletionsMarked = 0;
@@ -79,7 +82,11 @@ export async function runChallengesPass(deps: StreamDeps<PartnerApi>): Promise<P
 }
 
 /** Each restaurant's challenge list read to its end (readSnapshotList); stops after repeated API failures. */
-async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: readonly string[]) {
+async function readEveryRestaurant(
+  deps: StreamDeps<PartnerApi>,
+  restaurantIds: readonly string[],
+  options: SnapshotPassOptions,
+) {
   const { api, config, logger, signal } = deps;
   const counts = { pages: 0, written: 0, rejected: 0, newVersions: 0 };
   const results = new Map<string, RestaurantChallenges>();
@@ -91,7 +98,8 @@ async function readEveryRestaurant(deps: StreamDeps<PartnerApi>, restaurantIds: 
     const read = await readSnapshotList(deps, {
       stream: STREAM,
       pages: api.challengePages(restaurantId, { pageSize: config.api.pageSize, signal }),
-      writeRecords: (trx, challenges, seenAt) => upsertChallengePage(trx, restaurantId, challenges, seenAt),
+      writeRecords: (trx, challenges, seenAt) =>
+        upsertChallengePage(trx, restaurantId, challenges, seenAt, options),
       contentHash: (challenge, seenAt) => challengeRow(challenge, restaurantId, seenAt).content_hash,
     });
     results.set(restaurantId, {

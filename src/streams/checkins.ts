@@ -168,7 +168,7 @@ async function firstPageOf<T>(stream: PageStream<T>) {
 export async function pageWindow(
   deps: CheckinsDeps,
   window: Window,
-  options: { force?: boolean } = {},
+  options: PageWindowOptions = {},
 ): Promise<WindowOutcome> {
   try {
     const leased = await withLease(deps.db, windowLease(window), leaseOptionsOf(deps), (lease) =>
@@ -185,14 +185,31 @@ export async function pageWindow(
   }
 }
 
+export interface PageWindowOptions {
+  force?: boolean;
+  /**
+   * `resync`: page the window from its first page whatever its state (complete ones too), giving
+   * this reason. The reset happens under the window's lease, so it never disturbs a process paging
+   * it; rows stay as they are until the new read rewrites them, and the drop guard's suspicion is kept.
+   */
+  restart?: string;
+}
+
 /** pageWindow's work, with `deps.db` fenced by the window's lease and `deps.signal` aborting when it is lost. */
 async function pageLeasedWindow(
   deps: CheckinsDeps,
   window: Window,
-  options: { force?: boolean },
+  options: PageWindowOptions,
 ): Promise<WindowOutcome> {
   const { db } = deps;
   try {
+    if (options.restart !== undefined) {
+      await resetForRepage(db, window, {
+        now: deps.clock.now(),
+        reason: options.restart,
+        countAsRepage: false,
+      });
+    }
     const started = await beginAttempt(db, window, deps.clock.now(), options);
     if (started === undefined) {
       const missing = (await loadWindow(db, window)) === undefined;

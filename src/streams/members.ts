@@ -50,6 +50,11 @@ const MAX_MEMBERSHIP_PAGES = 50;
 export interface MembersPassOptions {
   /** Test seam: the member clients (default: built from the config, closed at the end). */
   apis?: MemberApis;
+  /**
+   * `resync members` (docs/resync.md): every active connection, each member's visits read from the
+   * top to the last page, ignoring the incremental stop, the page bound and the pass's budget.
+   */
+  fromTheTop?: boolean;
 }
 
 /**
@@ -63,10 +68,15 @@ export async function runMembersPass(
 ): Promise<PassOutcome> {
   const { db, config, clock, logger, signal } = deps;
   const log = logger.child({ stream: STREAM });
-  const budget = Math.max(
-    MIN_REQUESTS_PER_MEMBER,
-    Math.floor(config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000)),
-  );
+  const budget =
+    options.fromTheTop === true
+      ? Number.POSITIVE_INFINITY
+      : Math.max(
+          MIN_REQUESTS_PER_MEMBER,
+          Math.floor(
+            config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000),
+          ),
+        );
   const candidates = await stalestConnections(db, 10_000);
   // Member tokens are stored without the stream's lease: a rotated refresh token must never be lost.
   const apis =
@@ -103,6 +113,7 @@ export async function runMembersPass(
         const result = await syncMember(deps, api, connection, {
           requestsLeft: budget - stats.requests,
           spend: () => stats.requests++,
+          fromTheTop: options.fromTheTop === true,
         });
         stats.rejected += result.rejected;
         if (result.unlistedAccountStatus !== undefined) {
@@ -222,7 +233,7 @@ async function syncMember(
   deps: StreamDeps<PartnerApi>,
   api: PartnerApi,
   connection: MemberConnection,
-  budget: { requestsLeft: number; spend: () => void },
+  budget: { requestsLeft: number; spend: () => void; fromTheTop: boolean },
 ): Promise<MemberSyncResult> {
   const { db, clock, signal } = deps;
   const memberId = connection.memberId;
@@ -267,6 +278,7 @@ async function syncMember(
   const checkIns = await syncMemberCheckIns(deps, api, connection, {
     pages: Math.max(1, budget.requestsLeft - MIN_REQUESTS_PER_MEMBER + 1),
     spend: budget.spend,
+    fromTheTop: budget.fromTheTop,
   });
   const membershipRejected = await syncMemberships(deps, api, memberId, budget.spend);
   return {
@@ -316,12 +328,12 @@ async function syncMemberCheckIns(
   deps: StreamDeps<PartnerApi>,
   api: PartnerApi,
   connection: MemberConnection,
-  budget: { pages: number; spend: () => void },
+  budget: { pages: number; spend: () => void; fromTheTop: boolean },
 ): Promise<{ rejected: number; resumePage: number | null }> {
   const { db, clock, signal } = deps;
   const memberId = connection.memberId;
   const facts = await memberCheckInFacts(db, memberId);
-  let pagesLeft = Math.min(MAX_CHECK_IN_PAGES, budget.pages);
+  let pagesLeft = budget.fromTheTop ? Number.POSITIVE_INFINITY : Math.min(MAX_CHECK_IN_PAGES, budget.pages);
   let rejected = 0;
   /** Reads from `startPage`; how the read ended, and the page to resume from when the bound cut it. */
   const readFrom = async (startPage: number, stopWhenCaughtUp: boolean) => {
@@ -354,8 +366,10 @@ async function syncMemberCheckIns(
     }
   };
   let resume = connection.checkInsResumePage;
-  const head = await readFrom(0, facts.known.size > 0);
+  const head = await readFrom(0, !budget.fromTheTop && facts.known.size > 0);
   if (head.ended === 'no-scope') return { rejected, resumePage: resume };
+  // Read to the last page: nothing is left to resume.
+  if (budget.fromTheTop) return { rejected, resumePage: head.resume };
   if (facts.known.size === 0) resume = head.resume;
   else if (head.ended === 'bound') resume = Math.min(resume ?? Number.POSITIVE_INFINITY, head.resume);
   else if (resume !== null && pagesLeft > 0) resume = (await readFrom(resume, false)).resume;

@@ -4,7 +4,7 @@ import { streamLease } from '../leases/lease-names.js';
 import { unfenced } from '../leases/fenced-database.js';
 import { withLease } from '../leases/with-lease.js';
 import { finishSyncRun, startSyncRun } from '../warehouse/sync-runs.js';
-import { STREAMS, type PassContext, type StreamName } from './registry.js';
+import { STREAMS, type Pass, type PassContext, type StreamName } from './registry.js';
 import { leaseOptionsOf, type PassOutcome, type StreamDeps } from './stream.js';
 
 export type PassResult =
@@ -19,15 +19,17 @@ export type PassResult =
  * counted in metrics. Another holder of the lease means the work is being done: skipped. Every
  * write of the pass goes through the lease's fenced database, so a pass whose lease is lost
  * commits nothing more; it is then reported as `lease-lost`, not as a failure of the API.
+ * `passOverride` replaces the stream's own pass under the same lease (`resync`, src/streams/resync.ts).
  */
 export async function runStreamPass(
   deps: StreamDeps<PartnerApi>,
   stream: StreamName,
   context: PassContext = {},
+  passOverride?: Pass,
 ): Promise<PassResult> {
   const { db, clock, logger, metrics } = deps;
   const log = logger.child({ stream });
-  const pass = await STREAMS[stream].loadPass();
+  const pass = passOverride ?? (await STREAMS[stream].loadPass());
   let runId: string | undefined;
   try {
     const leased = await withLease(

@@ -61,7 +61,7 @@ function defineStreams<Name extends string>(
 /** The streams of docs/contract.md, in the order `run all` takes them. Adding a stream is one entry. */
 export const STREAMS = defineStreams({
   restaurants: {
-    loadPass: async () => (await import('./restaurants.js')).runRestaurantsPass,
+    loadPass: async () => withDefaults((await import('./restaurants.js')).runRestaurantsPass),
     everyMs: (config) => config.schedules.restaurantsMs,
     needsOAuth: false,
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
@@ -85,7 +85,7 @@ export const STREAMS = defineStreams({
     everyMs: (config) => config.schedules.locationsMs,
   }),
   challenges: wholePass({
-    loadPass: async () => (await import('./challenges.js')).runChallengesPass,
+    loadPass: async () => withDefaults((await import('./challenges.js')).runChallengesPass),
     everyMs: (config) => config.schedules.challengesMs,
   }),
   balance: wholePass({

@@ -1,5 +1,6 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import { noteSchemaDrift } from './schema-drift.js';
+import type { ListedRestaurant } from '../records/index.js';
 import { planSnapshotChanges, summarizePlan, type SnapshotPassFacts } from '../sync/snapshot-diff.js';
 import {
   loadRestaurantStates,
@@ -9,7 +10,7 @@ import {
 } from '../warehouse/restaurants.js';
 import type { StreamName } from './registry.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
 const STREAM = 'restaurants' satisfies StreamName;
 
@@ -17,7 +18,10 @@ const STREAM = 'restaurants' satisfies StreamName;
  * Pages `GET /restaurants` fully (readSnapshotList). Restaurants absent from a complete pass are
  * marked deleted, unless the pass is suspiciously short (see planSnapshotChanges).
  */
-export async function runRestaurantsPass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {
+export async function runRestaurantsPass(
+  deps: StreamDeps<PartnerApi>,
+  options: SnapshotPassOptions = {},
+): Promise<PassOutcome> {
   const { db, api, clock, config, logger, signal } = deps;
   const previous = await loadRestaurantStates(db);
   const liveCount = [...previous.values()].filter((r) => !r.deleted).length;
@@ -26,7 +30,8 @@ export async function runRestaurantsPass(deps: StreamDeps<PartnerApi>): Promise<
   const read = await readSnapshotList(deps, {
     stream: STREAM,
     pages: api.restaurantPages({ pageSize: config.api.pageSize, signal }),
-    writeRecords: upsertRestaurantPage,
+    writeRecords: (trx, records: readonly ListedRestaurant[], seenAt) =>
+      upsertRestaurantPage(trx, records, seenAt, options),
     contentHash: restaurantContentHash,
   });
   await noteSchemaDrift(deps, 'restaurants', read.drift);

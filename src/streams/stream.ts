@@ -32,6 +32,15 @@ export function leaseOptionsOf(
   return { ttlMs: deps.config.leases.ttlMs, signal: deps.signal, logger: deps.logger };
 }
 
+/** How a snapshot pass (restaurants, challenges) treats what the warehouse already holds. */
+export interface SnapshotPassOptions {
+  /**
+   * `resync` (docs/resync.md): compare each record with its stored version's raw record rehashed by
+   * today's rules, not with the stored `content_hash`, so no stored hash can hide a change.
+   */
+  recheckStoredVersions?: boolean;
+}
+
 export interface PassOutcome {
   status: 'succeeded' | 'partial' | 'failed';
   rows: number;

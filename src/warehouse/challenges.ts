@@ -1,5 +1,5 @@
 import { type Insertable, type Transaction } from 'kysely';
-import { challengeThresholdToJson, contentHash, type Challenge } from '../records/index.js';
+import { challengeThresholdToJson, contentHash, parseChallenge, type Challenge } from '../records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
 import { markDeleted, recordVersions, statementChunks } from './history.js';
@@ -83,6 +83,7 @@ export async function upsertChallengePage(
   restaurantId: string,
   challenges: readonly Challenge[],
   seenAt: Date,
+  options: { recheckStoredVersions?: boolean } = {},
 ): Promise<VersionPlan> {
   const unique = [...new Map(challenges.map((c) => [c.id, c])).values()].sort(byId);
   if (unique.length === 0) return { close: [], open: [], unchanged: [] };
@@ -101,6 +102,13 @@ export async function upsertChallengePage(
     'rewards.challenges_history',
     rows.map((row, i) => ({ id: row.id, hash: row.content_hash, raw: unique[i]?.raw })),
     seenAt,
+    options.recheckStoredVersions === true
+      ? (raw) => {
+          // `resync challenges`: the stored version's hash from its raw record, by today's rules.
+          const parsed = parseChallenge(raw);
+          return parsed.ok ? challengeRow(parsed.record, restaurantId, seenAt).content_hash : null;
+        }
+      : undefined,
   );
 }
 

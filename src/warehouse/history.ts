@@ -20,20 +20,42 @@ export async function latestVersions(
   db: Executor,
   table: HistoryTableName,
   ids: readonly string[],
+  rehashStored?: RehashStored,
 ): Promise<Map<string, LatestVersion>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom(table)
     .distinctOn('id')
     .select(['id', 'content_hash', 'valid_from', 'valid_to'])
+    // The stored raw only when it is rehashed (`resync`): scheduled passes do not read it back.
+    .$if(rehashStored !== undefined, (query) => query.select('raw'))
     .where('id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`)
     .orderBy('id')
     .orderBy('valid_from', 'desc')
     .execute();
   return new Map(
-    rows.map((row) => [row.id, { hash: row.content_hash, validFrom: row.valid_from, validTo: row.valid_to }]),
+    rows.map((row) => [
+      row.id,
+      {
+        // A version whose stored raw no longer rehashes (under today's rules) to something can never match.
+        hash:
+          rehashStored === undefined
+            ? row.content_hash
+            : (rehashStored(row.raw) ?? `unhashable:${row.content_hash}`),
+        validFrom: row.valid_from,
+        validTo: row.valid_to,
+      },
+    ]),
   );
 }
+
+/**
+ * `resync` (docs/resync.md): the hash of a stored version recomputed from its stored raw record,
+ * instead of trusting its `content_hash` column. A version written by an older release (whose rules
+ * ignored a field) or edited by hand is then compared by what it holds. null: the stored raw no
+ * longer parses, so it cannot equal anything read now.
+ */
+export type RehashStored = (storedRaw: unknown) => string | null;
 
 /**
  * Writes a new version for every candidate whose content hash differs from its current version.
@@ -46,11 +68,13 @@ export async function recordVersions(
   table: HistoryTableName,
   candidates: readonly VersionCandidate[],
   at: Date,
+  rehashStored?: RehashStored,
 ): Promise<VersionPlan> {
   const latest = await latestVersions(
     db,
     table,
     candidates.map((c) => c.id),
+    rehashStored,
   );
   // In id order, like the row writes, so concurrent writers never wait on each other in a cycle.
   const sorted = [...candidates].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

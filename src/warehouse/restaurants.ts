@@ -7,7 +7,7 @@ import {
 } from '../records/index.js';
 import type { PreviousRecord } from '../sync/snapshot-diff.js';
 import type { VersionPlan } from '../sync/scd2.js';
-import { markDeleted, recordVersions, statementChunks } from './history.js';
+import { markDeleted, recordVersions, statementChunks, type RehashStored } from './history.js';
 import type { DB, RestaurantsTable } from './schema.js';
 import type { Executor } from './database.js';
 
@@ -24,6 +24,9 @@ export function restaurantContentHash(restaurant: Pick<Restaurant, 'raw'>): stri
   const { updated_at: _ignored, ...rest } = content as Record<string, unknown>;
   return contentHash(rest);
 }
+
+/** A stored restaurant version's hash recomputed from its raw record (`resync restaurants`). */
+const rehashStoredRestaurant: RehashStored = (raw) => restaurantContentHash({ raw });
 
 function listedRow(restaurant: ListedRestaurant, seenAt: Date): Insertable<RestaurantsTable> {
   return {
@@ -64,6 +67,7 @@ export async function upsertRestaurantPage(
   trx: Transaction<DB>,
   restaurants: readonly ListedRestaurant[],
   seenAt: Date,
+  options: { recheckStoredVersions?: boolean } = {},
 ): Promise<VersionPlan> {
   const unique = lastById(restaurants);
   if (unique.length === 0) return { close: [], open: [], unchanged: [] };
@@ -100,6 +104,7 @@ export async function upsertRestaurantPage(
       raw: restaurant.raw,
     })),
     seenAt,
+    options.recheckStoredVersions === true ? rehashStoredRestaurant : undefined,
   );
 }
 

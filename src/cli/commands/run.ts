@@ -96,11 +96,11 @@ export function expandStreams(names: readonly string[]): StreamName[] {
   return [...new Set(out)];
 }
 
-function formatLine(stream: string, status: string, text: string): string {
+export function formatLine(stream: string, status: string, text: string): string {
   return `${stream.padEnd(16)} ${status.padEnd(10)} ${text}\n`;
 }
 
-function formatResult(result: PassResult): string {
+export function formatResult(result: PassResult): string {
   if (!('runId' in result)) return formatLine(result.stream, result.status, result.reason);
   const details = Object.entries(result.details ?? {})
     .filter(([, value]) => value !== undefined && value !== null && typeof value !== 'object')

@@ -1,0 +1,212 @@
+import { Command } from 'commander';
+import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
+import type { PassResult } from '../../streams/passes.js';
+import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
+import { stripControlCharacters } from '../../terminal-text.js';
+import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { onInterrupt } from '../interrupt.js';
+import { parseInstant } from '../parse-instant.js';
+import { openMigratedRuntime } from '../warehouse-ready.js';
+import { expandStreams, formatLine, formatResult } from './run.js';
+
+interface ResyncOptions {
+  from?: string;
+  to?: string;
+  wait?: boolean;
+}
+
+/**
+ * `rewards-etl resync <stream…>` (docs/resync.md): one pass per named stream, in the foreground,
+ * that ignores the stream's short-cuts (check-in windows already complete, content hashes, the
+ * locations budget, the members' incremental stop) and re-reads what the warehouse holds.
+ */
+export function resyncCommand(context: CliContext): Command {
+  return (
+    new Command('resync')
+      // A usage error commander finds (no stream named) ends through runCli as exit 2, not commander's 1.
+      .exitOverride()
+      .argument('<stream...>', `${STREAM_NAMES.join(', ')}, or all (alerts has nothing to re-read)`)
+      .description(
+        're-read streams in the foreground ignoring every short-cut (complete windows, content hashes, budgets, incremental stops); shares rate limit and leases with running workers',
+      )
+      .option(
+        '--from <iso>',
+        'check-ins and payment intents: start of the range (inclusive, created_at), ISO 8601',
+      )
+      .option('--to <iso>', 'check-ins and payment intents: end of the range (exclusive), ISO 8601')
+      .option(
+        '--wait',
+        'wait for work another process holds (a stream lease, a window being paged) instead of naming it as left behind',
+      )
+      .action(async (names: string[], options: ResyncOptions) => {
+        const { RESYNCS } = await import('../../streams/resync.js');
+        const explicit = names.includes('all') ? [] : names;
+        const streams = expandStreams(names).filter((stream) => {
+          const unsupported = 'unsupported' in RESYNCS[stream];
+          if (unsupported && explicit.includes(stream)) {
+            throw new CliExit(
+              ExitCode.usage,
+              `cannot re-sync ${stream}: ${(RESYNCS[stream] as { unsupported: string }).unsupported}`,
+            );
+          }
+          return !unsupported;
+        });
+        const range: ResyncRange = {
+          from: options.from === undefined ? null : parseInstant('--from', options.from).getTime(),
+          to: options.to === undefined ? null : parseInstant('--to', options.to).getTime(),
+        };
+        const { resyncRangeProblem } = await import('../../sync/resync-plan.js');
+        const early = resyncRangeProblem(range, null);
+        if (early !== null) throw new CliExit(ExitCode.usage, early);
+        const config = context.config();
+        requireApiBaseUrl(config);
+        requireApiKey(config);
+        const needOAuth = expandStreams(explicit).filter((stream) => !streamEnabled(config, stream));
+        if (needOAuth.length > 0) {
+          throw new ConfigError(
+            'SVC_OAUTH_CLIENT_ID',
+            `required for ${needOAuth.join(', ')} (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)`,
+          );
+        }
+        const ranged = streams.filter((stream) => {
+          const definition = RESYNCS[stream];
+          return !('unsupported' in definition) && definition.usesRange;
+        });
+        const whole = streams.filter((stream) => !ranged.includes(stream));
+        const logger = context.logger();
+        const runtime = await openMigratedRuntime(config, logger, 'rewards-etl resync');
+        const controller = new AbortController();
+        const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
+        const { runResync } = await import('../../streams/resync.js');
+        const { stopsThePass } = await import('../../streams/pass-stop.js');
+        const progress = await progressDisplay(context);
+        const left: string[] = [];
+        let stoppedBy: Error | undefined;
+        try {
+          if (streams.includes('checkins')) {
+            const latestClosed = runtime.deps.clock.now().getTime() - config.checkins.safetyLagMs;
+            const problem = resyncRangeProblem(range, latestClosed);
+            if (problem !== null) throw new CliExit(ExitCode.usage, problem);
+          }
+          if ((range.from !== null || range.to !== null) && whole.length > 0) {
+            context.stdout.write(
+              `note: --from/--to narrow ${ranged.join(', ') || 'no named stream'}; ${whole.join(', ')} ${whole.length === 1 ? 'is' : 'are'} read whole\n`,
+            );
+          }
+          for (const stream of streams) {
+            if (stoppedBy !== undefined) {
+              context.stdout.write(
+                formatLine(stream, 'not run', 'the partner API asked every client to wait'),
+              );
+              left.push(stream);
+              continue;
+            }
+            if (!streamEnabled(config, stream)) {
+              context.stdout.write(
+                formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
+              );
+              continue;
+            }
+            let result: PassResult;
+            try {
+              result = await runResync({ ...runtime.deps, signal: controller.signal }, stream, {
+                range,
+                wait: options.wait === true,
+                progress: (update) => progress.update(stream, update),
+                onWaiting: (reason) => progress.waiting(stream, reason),
+              });
+            } catch (error) {
+              progress.end();
+              left.push(stream);
+              context.stdout.write(
+                formatLine(stream, 'failed', error instanceof Error ? error.message : String(error)),
+              );
+              if (controller.signal.aborted) break;
+              if (stopsThePass(error)) stoppedBy = error;
+              continue;
+            }
+            progress.end();
+            context.stdout.write(formatResult(result));
+            for (const problem of 'problems' in result ? (result.problems ?? []) : []) {
+              context.stdout.write(`${''.padEnd(16)}   ${stripControlCharacters(problem)}\n`);
+            }
+            // A stream not re-synced (busy, failed, partly done) is data left behind: exit 1 naming it.
+            if (result.status !== 'succeeded') left.push(stream);
+          }
+        } finally {
+          progress.end();
+          detach();
+          await runtime.close();
+        }
+        if (controller.signal.aborted)
+          throw new CliExit(ExitCode.failed, 'interrupted: the re-sync did not finish');
+        if (stoppedBy !== undefined) {
+          throw new CliExit(
+            ExitCode.failed,
+            /RETRY_AFTER_MAX/.test(stoppedBy.message)
+              ? 'stopped: the partner API asked for a wait longer than RETRY_AFTER_MAX; run again later (or raise RETRY_AFTER_MAX)'
+              : 'stopped: every process is paused after a 429 for longer than a request may wait; run again later',
+          );
+        }
+        if (left.length > 0) {
+          throw new CliExit(ExitCode.failed, `not fully re-synced: ${left.join(', ')} (see above)`);
+        }
+      })
+  );
+}
+
+interface ProgressDisplay {
+  update(stream: StreamName, update: ResyncProgressUpdate): void;
+  waiting(stream: StreamName, reason: string): void;
+  end(): void;
+}
+
+/**
+ * A progress bar per stream on a terminal (as `backfill --wait` shows), a line every 10 s
+ * otherwise; streams that report no units show only their result line.
+ */
+async function progressDisplay(context: CliContext): Promise<ProgressDisplay> {
+  const tty = (context.stdout as NodeJS.WriteStream).isTTY === true;
+  const { SingleBar, Presets } = await import('cli-progress');
+  let bar: InstanceType<typeof SingleBar> | undefined;
+  let current: StreamName | undefined;
+  let lastLine = 0;
+  let lastWaiting = 0;
+  return {
+    update(stream, { done, total, unit }) {
+      if (!tty) {
+        if (Date.now() - lastLine < 10_000 && done < total) return;
+        lastLine = Date.now();
+        context.stdout.write(`resync ${stream}: ${done}/${total} ${unit}\n`);
+        return;
+      }
+      if (bar === undefined || current !== stream) {
+        bar?.stop();
+        current = stream;
+        bar = new SingleBar(
+          {
+            format: `${stream.padEnd(16)} {bar} {value}/{total} {unit} | ETA {eta_formatted}`,
+            hideCursor: true,
+          },
+          Presets.shades_classic,
+        );
+        bar.start(total, done, { unit });
+        return;
+      }
+      bar.setTotal(total);
+      bar.update(done, { unit });
+    },
+    waiting(stream, reason) {
+      if (Date.now() - lastWaiting < 30_000) return;
+      lastWaiting = Date.now();
+      context.stdout.write(`resync ${stream}: waiting: ${stripControlCharacters(reason)}\n`);
+    },
+    end() {
+      bar?.stop();
+      bar = undefined;
+      current = undefined;
+    },
+  };
+}

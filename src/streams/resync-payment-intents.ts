@@ -1,0 +1,182 @@
+import pMap from 'p-map';
+import { PartnerApiError } from '../api/errors.js';
+import type { PartnerApi } from '../api/partner-api.js';
+import { salvagePaymentIntent, type PaymentIntent } from '../records/payment-intent.js';
+import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../sync/intent-poll-schedule.js';
+import { planIntentResync, type ResyncProgress, type ResyncRange } from '../sync/resync-plan.js';
+import {
+  loadIntentStreamState,
+  loadStoredIntents,
+  markLookedAt,
+  recordFullObservation,
+} from '../warehouse/payment-intents.js';
+import { storeRejections } from '../warehouse/rejected-records.js';
+import { storedIntentRefs } from '../warehouse/resync.js';
+import { deliverAlertsSoon } from './alerts.js';
+import { stopsThePass } from './pass-stop.js';
+import type { PassOutcome, StreamDeps } from './stream.js';
+
+const STREAM = 'payment_intents';
+/** By-id reads in flight at once (the shared limiter paces them), as the pass does. */
+const CONCURRENCY = 8;
+/** A poller that changed the row between our read and our write: read it again, this many times. */
+const MAX_RACES = 3;
+
+export interface IntentsResyncOptions {
+  range: ResyncRange;
+  progress?: ResyncProgress | undefined;
+}
+
+type Counts = Record<
+  'reread' | 'transitions' | 'alerts' | 'unchanged' | 'stale' | 'gone' | 'rejected' | 'salvaged' | 'failed',
+  number
+>;
+
+/**
+ * `resync payment_intents` (docs/resync.md): re-reads the full form (`GET /payment_intents/{id}`) of
+ * every stored intent created in the range and records it exactly as a poll does
+ * (recordFullObservation): the row takes the full form's fields, a status change goes into the
+ * transition ledger, and a paid alert is raised only when classifyTransition calls for one; the
+ * unique (type, payment_intent_id) index and the update conditional on the status read keep it to
+ * one alert per intent, however often an intent is re-synced. An observation older than the stored
+ * status (STATUS_RANK) changes nothing.
+ */
+export async function resyncPaymentIntents(
+  deps: StreamDeps<PartnerApi>,
+  options: IntentsResyncOptions,
+): Promise<PassOutcome> {
+  const { db, clock, signal } = deps;
+  const log = deps.logger.child({ stream: STREAM });
+  const plan = planIntentResync(await storedIntentRefs(db, options.range), options.range);
+  const state = await loadIntentStreamState(db, clock.now());
+  const counts: Counts = {
+    reread: 0,
+    transitions: 0,
+    alerts: 0,
+    unchanged: 0,
+    stale: 0,
+    gone: 0,
+    rejected: 0,
+    salvaged: 0,
+    failed: 0,
+  };
+  let requests = 0;
+  let lastError: string | undefined;
+  let stopped: Error | undefined;
+  let finished = 0;
+  const total = plan.ids.length;
+  options.progress?.({ done: 0, total, unit: 'intents' });
+
+  /** One intent: read by id, recorded against the status stored right before. */
+  const resyncOne = async (id: string): Promise<void> => {
+    for (let race = 0; race < MAX_RACES; race++) {
+      const before = (await loadStoredIntents(db, [id])).get(id);
+      if (before === undefined) return; // forgotten meanwhile (nothing deletes intents today)
+      requests++;
+      const result = await deps.api.getPaymentIntent(id, { priority: 'normal', signal });
+      const observedAt = clock.now();
+      let intent: PaymentIntent | null = result?.ok === true ? result.record : null;
+      if (result === null) {
+        counts.gone++;
+        log.warn({ paymentIntentId: id }, 'payment intent no longer exists (404); polling stops');
+        await markLookedAt(db, id, observedAt, { stopPolling: true });
+        return;
+      }
+      if (!result.ok) {
+        counts.rejected++;
+        deps.metrics.recordsRejected.inc({ stream: STREAM });
+        await storeRejections(db, STREAM, [result.rejection], observedAt);
+        intent = salvagePaymentIntent(id, result.rejection.payload, undefined);
+        if (intent === null) {
+          await markLookedAt(db, id, observedAt, { stopPolling: false });
+          return;
+        }
+        counts.salvaged++;
+      }
+      if (intent === null) return;
+      const outcome = await recordFullObservation(db, {
+        intent: intent,
+        previous: before.status,
+        observedAt,
+        watchingSince: state.watchingSince,
+        nextPollAt: nextPollAt(
+          {
+            now: observedAt,
+            createdAt: intent.createdAt,
+            expiresAt: intent.expiresAt,
+            pollCount: before.pollCount + 1,
+            status: intent.status,
+          },
+          DEFAULT_POLL_SCHEDULE,
+        ),
+      });
+      if (!outcome.written && outcome.reason === 'lost-race') continue;
+      if (!outcome.written) {
+        counts.stale++;
+        log.warn(
+          { paymentIntentId: id, stored: before.status, observed: intent.status },
+          'payment intent full form shows an earlier status than the one stored; kept the stored one',
+        );
+        return;
+      }
+      counts.reread++;
+      if (outcome.decision.transition === undefined) counts.unchanged++;
+      else {
+        counts.transitions++;
+        log.info(
+          { paymentIntentId: id, ...outcome.decision.transition },
+          'resync: payment intent transition',
+        );
+      }
+      if (outcome.alertId !== null) {
+        counts.alerts++;
+        deliverAlertsSoon(deps, [outcome.alertId]);
+      }
+      return;
+    }
+    counts.failed++;
+    lastError = `payment intent ${id} kept changing under other pollers; it was not re-synced`;
+  };
+
+  await pMap(
+    plan.ids,
+    async (id) => {
+      if (stopped !== undefined || signal?.aborted === true) return;
+      try {
+        await resyncOne(id);
+      } catch (error) {
+        if (stopsThePass(error)) {
+          stopped ??= error;
+          return;
+        }
+        if (!(error instanceof PartnerApiError)) throw error;
+        counts.failed++;
+        lastError = error.message;
+        log.warn({ paymentIntentId: id, err: error }, 'payment intent re-read failed');
+      } finally {
+        finished++;
+        options.progress?.({ done: finished, total, unit: 'intents' });
+      }
+    },
+    { concurrency: CONCURRENCY },
+  );
+  if (stopped !== undefined) throw stopped;
+  signal?.throwIfAborted();
+  deps.metrics.rowsIngested.inc({ stream: STREAM }, counts.reread);
+  const problems = [
+    ...(counts.failed > 0 ? [`${counts.failed} intent(s) could not be re-read: ${lastError ?? ''}`] : []),
+    ...(plan.undated > 0
+      ? [
+          `${plan.undated} stored intent(s) without created_at belong to no range; resync without --from/--to re-reads them`,
+        ]
+      : []),
+  ];
+  return {
+    status: counts.failed === 0 ? 'succeeded' : counts.reread > 0 ? 'partial' : 'failed',
+    rows: counts.reread,
+    requests,
+    details: { resync: true, intents: total, ...counts, undated: plan.undated },
+    ...(lastError === undefined ? {} : { error: lastError }),
+    ...(problems.length === 0 ? {} : { problems }),
+  };
+}
