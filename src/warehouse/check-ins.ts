@@ -11,7 +11,8 @@ import { upsertEmbeddedLocations } from './locations.js';
  *
  * Stale-write guard: a row is only updated by a read at least as new as the one that last
  * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end). A row
- * marked deleted that is seen again is live again. Returns how many rows were new.
+ * marked deleted that is seen again is live again. Returns how many rows were new (first seen by
+ * this read: xmax cannot be read back from a partitioned table's upsert).
  */
 export async function upsertCheckInPage(
   db: Executor,
@@ -20,43 +21,67 @@ export async function upsertCheckInPage(
 ): Promise<{ inserted: number; written: number }> {
   const upsert = checkInUpsert(checkIns, seenAt);
   if (upsert === null) return { inserted: 0, written: 0 };
-  const { rows } = await sql<{ inserted: boolean }>`${upsert} returning (xmax = 0) as inserted`.execute(db);
+  const { rows } = await sql<{ inserted: boolean }>`
+    with ${MOVED_CHECK_INS} as (${upsert.moved})
+    ${upsert.upsert} returning (c.first_seen_at = ${seenAt}) as inserted`.execute(db);
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
 }
 
+/** The name of the `moved` CTE the upsert reads (checkInUpsert). */
+export const MOVED_CHECK_INS = sql.raw('moved_check_ins');
+
 /**
- * The upsert of `upsertCheckInPage` as a statement to run or embed (null: nothing to write);
- * `onlyIf` is an extra condition on every row (the page statement's lease check).
+ * The upsert of `upsertCheckInPage` as statements to embed (null: nothing to write): `moved`
+ * is a data-modifying CTE to place as `MOVED_CHECK_INS` ahead of `upsert`. `onlyIf` is an extra
+ * condition on every row (the page statement's lease check).
+ *
+ * check_ins is partitioned by month of created_at and keyed by (id, created_at)
+ * (docs/warehouse-scale.md). An id already stored with ANOTHER created_at is moved: its old row
+ * is deleted by `moved` and the new one inserted with the old row's first_seen_at and ended_at,
+ * in the same statement, so an id is never stored twice. A stored row seen by a newer read than
+ * this one is left alone, and then the new row is not inserted either (the stale-write guard).
  */
 export function checkInUpsert(
   checkIns: readonly CheckIn[],
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
-): RawBuilder<unknown> | null {
+): { moved: RawBuilder<unknown>; upsert: RawBuilder<unknown> } | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return null;
-  return sql`
-    insert into rewards.check_ins as c
-      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
-    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, ${seenAt}, ${seenAt}
-    from unnest(
+  const page = sql`unnest(
       ${unique.map((c) => c.id)}::uuid[],
       ${unique.map((c) => c.locationId)}::uuid[],
       ${unique.map((c) => c.restaurantId)}::uuid[],
       ${unique.map((c) => c.svcPayEnabled)}::boolean[],
       ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
       ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[]
-    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)
+    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)`;
+  const moved = sql`
+    delete from rewards.check_ins as old
+    using (select id, created_at from ${page}) as t
+    where old.id = t.id and old.created_at <> t.created_at and old.last_seen_at <= ${seenAt}
+      and ${onlyIf}
+    returning old.id, old.first_seen_at, old.ended_at`;
+  const upsert = sql`
+    insert into rewards.check_ins as c
+      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
+    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at,
+      coalesce(t.ended_at, m.ended_at), coalesce(m.first_seen_at, ${seenAt}), ${seenAt}
+    from ${page}
+    left join ${MOVED_CHECK_INS} as m on m.id = t.id
     where ${onlyIf}
-    on conflict (id) do update set
+      and not exists (
+        select 1 from rewards.check_ins as newer
+        where newer.id = t.id and newer.created_at <> t.created_at and newer.last_seen_at > ${seenAt})
+    on conflict (id, created_at) do update set
       location_id = excluded.location_id,
       restaurant_id = excluded.restaurant_id,
       svc_pay_enabled = excluded.svc_pay_enabled,
-      created_at = excluded.created_at,
       ended_at = coalesce(excluded.ended_at, c.ended_at),
       last_seen_at = excluded.last_seen_at,
       deleted_at = null
     where c.last_seen_at <= excluded.last_seen_at`;
+  return { moved, upsert };
 }
 
 /**
