@@ -84,7 +84,9 @@ const operation = fc.oneof(
 
 type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
 
-function toCheckIn(row: fc.Infer<typeof record>): CheckIn {
+type PageRow = typeof record extends fc.Arbitrary<infer T> ? T : never;
+
+function toCheckIn(row: PageRow): CheckIn {
   const createdAt = new Date(DAYS[row.day]! + row.minute * 60_000);
   return {
     ...base,
