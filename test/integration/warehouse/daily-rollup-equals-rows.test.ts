@@ -49,7 +49,7 @@ const record = fc.record({
   id: fc.nat(IDS.length - 1),
   day: fc.nat(DAYS.length - 1),
   minute: fc.nat(24 * 60 - 1),
-  visit: fc.option(fc.constantFrom(5, 12.5, 30, 31, 90), { nil: null }),
+  visit: fc.option(fc.constantFrom<number>(5, 12.5, 30, 31, 90), { nil: null }),
   pay: fc.boolean(),
   location: fc.nat(LOCATIONS.length - 1),
 });
