@@ -188,8 +188,10 @@ export async function windowWithCounts(
         eb
           .selectFrom('rewards.check_ins as c')
           .select(liveCountSelections(sql<Date>`coalesce(w.attempt_started_at, ${attemptStart})`))
-          .whereRef('c.created_at', '>=', 'w.window_start')
-          .whereRef('c.created_at', '<', 'w.window_end')
+          // The window's bounds as values, not w's columns: Postgres then prunes check_ins to the
+          // window's month partition when it plans the statement.
+          .where('c.created_at', '>=', window.start)
+          .where('c.created_at', '<', window.end)
           .where('c.deleted_at', 'is', null)
           .as('n'),
       (join) => join.onTrue(),
