@@ -4,9 +4,10 @@ import { sql, type Kysely } from 'kysely';
 // retention drops whole months and every window query touches one or two partitions.
 //
 // - The key is (id, created_at): a partitioned table's unique keys must hold the partition key.
-//   An id that comes back with another created_at is MOVED by the page upsert (deleted from its
-//   old month and inserted into the new one in the same statement), never left twice; a plain
-//   index on id serves that look-up and joins by id (member_check_ins shares the id).
+//   rewards.check_in_ids (id primary key, created_at) keeps one row per id; an id that comes back
+//   with another created_at is MOVED by the page upsert (deleted from its old month and inserted
+//   into the new one in the same statement), never left twice. A plain index on id serves joins
+//   by id (member_check_ins shares the id).
 // - Month partitions are named check_ins_pYYYYMM and made by rewards.create_check_ins_month(),
 //   which the check-in pass calls for the months its windows need, before paging them.
 //   check_ins_default catches a row of a month nobody created (never refused); creating that
@@ -107,8 +108,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       where deleted_at is null
       group by 1, 2, 3;
 
+    -- One row per id with its current created_at: what keeps an id unique now that the key holds
+    -- created_at (the page upsert reads it to move a row whose created_at changed).
+    create table rewards.check_in_ids (id uuid not null, created_at timestamptz not null);
+    insert into rewards.check_in_ids select id, created_at from rewards.check_ins_unpartitioned;
+    alter table rewards.check_in_ids add primary key (id);
+
     drop table rewards.check_ins_unpartitioned;
     analyze rewards.check_ins;
+    analyze rewards.check_in_ids;
   `.execute(db);
 }
 
@@ -129,6 +137,7 @@ export async function down(db: Kysely<any>): Promise<void> {
       where deleted_at is null
       group by 1, 2, 3;
     drop table rewards.check_ins;
+    drop table rewards.check_in_ids;
     drop function rewards.create_check_ins_month(date);
     drop function rewards.check_ins_month_name(date);
     alter table rewards.check_ins_unpartitioned rename to check_ins;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CheckIn, Location } from '../api/records/index.js';
 import type { Window } from '../sync/windows.js';
-import { checkInUpsert, MOVED_CHECK_INS, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
+import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
 import { heldLeasesQuery } from './leases.js';
@@ -86,9 +86,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   );
   const ctes = [
     ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
-    ...(upsert === null
-      ? []
-      : [sql`${MOVED_CHECK_INS} as (${upsert.moved})`, sql`written as (${upsert.upsert})`]),
+    ...(upsert === null ? [] : [...upsert.ctes, sql`written as (${upsert.upsert})`]),
     sql`checkpoint as (${checkpoint})`,
   ];
   const { rows } = await sql<{ held: boolean; checkpointed: number }>`

@@ -22,57 +22,71 @@ export async function upsertCheckInPage(
   const upsert = checkInUpsert(checkIns, seenAt);
   if (upsert === null) return { inserted: 0, written: 0 };
   const { rows } = await sql<{ inserted: boolean }>`
-    with ${MOVED_CHECK_INS} as (${upsert.moved})
+    with ${sql.join(upsert.ctes)}
     ${upsert.upsert} returning (c.first_seen_at = ${seenAt}) as inserted`.execute(db);
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
 }
 
-/** The name of the `moved` CTE the upsert reads (checkInUpsert). */
-export const MOVED_CHECK_INS = sql.raw('moved_check_ins');
-
 /**
- * The upsert of `upsertCheckInPage` as statements to embed (null: nothing to write): `moved`
- * is a data-modifying CTE to place as `MOVED_CHECK_INS` ahead of `upsert`. `onlyIf` is an extra
- * condition on every row (the page statement's lease check).
+ * The upsert of `upsertCheckInPage` as parts of one statement (null: nothing to write): `ctes`
+ * (named, data-modifying ones among them, to place ahead in the statement's WITH) and `upsert`.
+ * `onlyIf` is an extra condition on every write (the page statement's lease check).
  *
  * check_ins is partitioned by month of created_at and keyed by (id, created_at)
- * (docs/warehouse-scale.md). An id already stored with ANOTHER created_at is moved: its old row
- * is deleted by `moved` and the new one inserted with the old row's first_seen_at and ended_at,
- * in the same statement, so an id is never stored twice. A stored row seen by a newer read than
- * this one is left alone, and then the new row is not inserted either (the stale-write guard).
+ * (docs/warehouse-scale.md), so the key no longer makes an id unique: rewards.check_in_ids, one
+ * row per id with its current created_at, does. One probe of its primary key per row finds an
+ * id stored with ANOTHER created_at; that row is moved: deleted from its month and inserted into
+ * the new one with its first_seen_at and known ended_at, in this statement, and the directory
+ * follows. A stored row seen by a newer read than this one is left alone, and then the new row
+ * is not inserted either (the stale-write guard). (Probing every month's index on id instead
+ * cost 4× the page's write at 2 million rows: BENCHMARKS.md.)
  */
 export function checkInUpsert(
   checkIns: readonly CheckIn[],
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
-): { moved: RawBuilder<unknown>; upsert: RawBuilder<unknown> } | null {
+): { ctes: RawBuilder<unknown>[]; upsert: RawBuilder<unknown> } | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return null;
-  const page = sql`unnest(
+  const ctes = [
+    sql`page_check_ins as (select * from unnest(
       ${unique.map((c) => c.id)}::uuid[],
       ${unique.map((c) => c.locationId)}::uuid[],
       ${unique.map((c) => c.restaurantId)}::uuid[],
       ${unique.map((c) => c.svcPayEnabled)}::boolean[],
       ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
       ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[]
-    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at)`;
-  const moved = sql`
-    delete from rewards.check_ins as old
-    using (select id, created_at from ${page}) as t
-    where old.id = t.id and old.created_at <> t.created_at and old.last_seen_at <= ${seenAt}
-      and ${onlyIf}
-    returning old.id, old.first_seen_at, old.ended_at`;
+    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at))`,
+    // Ids stored with another created_at (rare): the rows to move.
+    sql`elsewhere_check_ins as (
+      select d.id, d.created_at from rewards.check_in_ids d join page_check_ins t on t.id = d.id
+      where d.created_at <> t.created_at)`,
+    sql`newer_check_ins as (
+      select c.id from elsewhere_check_ins e
+      join rewards.check_ins c on c.id = e.id and c.created_at = e.created_at
+      where c.last_seen_at > ${seenAt})`,
+    sql`moved_check_ins as (
+      delete from rewards.check_ins as old using elsewhere_check_ins e
+      where old.id = e.id and old.created_at = e.created_at and old.last_seen_at <= ${seenAt} and ${onlyIf}
+      returning old.id, old.first_seen_at, old.ended_at)`,
+    // New ids and moved ones; an id already at this created_at costs no write.
+    sql`directory_check_ins as (
+      insert into rewards.check_in_ids as d (id, created_at)
+      select t.id, t.created_at from page_check_ins t
+      where ${onlyIf}
+        and not exists (select 1 from newer_check_ins n where n.id = t.id)
+        and (not exists (select 1 from rewards.check_in_ids k where k.id = t.id)
+             or exists (select 1 from elsewhere_check_ins e where e.id = t.id))
+      on conflict (id) do update set created_at = excluded.created_at)`,
+  ];
   const upsert = sql`
     insert into rewards.check_ins as c
       (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at)
     select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at,
       coalesce(t.ended_at, m.ended_at), coalesce(m.first_seen_at, ${seenAt}), ${seenAt}
-    from ${page}
-    left join ${MOVED_CHECK_INS} as m on m.id = t.id
-    where ${onlyIf}
-      and not exists (
-        select 1 from rewards.check_ins as newer
-        where newer.id = t.id and newer.created_at <> t.created_at and newer.last_seen_at > ${seenAt})
+    from page_check_ins t
+    left join moved_check_ins as m on m.id = t.id
+    where ${onlyIf} and not exists (select 1 from newer_check_ins n where n.id = t.id)
     on conflict (id, created_at) do update set
       location_id = excluded.location_id,
       restaurant_id = excluded.restaurant_id,
@@ -81,7 +95,7 @@ export function checkInUpsert(
       last_seen_at = excluded.last_seen_at,
       deleted_at = null
     where c.last_seen_at <= excluded.last_seen_at`;
-  return { moved, upsert };
+  return { ctes, upsert };
 }
 
 /**

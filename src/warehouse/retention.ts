@@ -55,6 +55,12 @@ export async function applyCheckInsRetention(
       return n;
     });
     outcome.droppedPartitions.push({ name: partition.name, rows });
+    // The id directory's entries of that month, after the drop and outside its lock: until then
+    // they only point at rows that are gone, which the page upsert reads as "not stored".
+    await sql`delete from rewards.check_in_ids
+              where created_at >= ${new Date(partition.start)} and created_at < ${new Date(partition.end)}`.execute(
+      db,
+    );
   }
   outcome.windowsRemoved = await forgetWindowsBefore(db, new Date(cutoff), now);
   const rollupCutoff = retentionCutoff(now.getTime(), settings.rollupRetentionMs);

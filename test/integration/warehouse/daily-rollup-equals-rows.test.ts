@@ -106,7 +106,7 @@ describe('check_ins_daily is maintained incrementally and equals a from-scratch 
   afterAll(async () => t.drop());
 
   async function reset() {
-    await sql`truncate rewards.check_ins, rewards.check_ins_daily_rollup, rewards.check_ins_first_seen_hourly`.execute(
+    await sql`truncate rewards.check_ins, rewards.check_in_ids, rewards.check_ins_daily_rollup, rewards.check_ins_first_seen_hourly`.execute(
       t.db,
     );
     await sql`drop table if exists rewards.check_ins_p202610`.execute(t.db);
