@@ -9,6 +9,7 @@
 // warm-up. Ratios are at size ÷ empty. Writes .bench/scale.json.
 //
 //   node --import tsx bench/scale.ts [--rows N] [--full] [--check-ins N]
+//   node --import tsx bench/scale.ts --migration-rows N   (only: time migrations 0008 + 0009 at N rows)
 //   (defaults: --rows 5000000; --full: 20000000; `npm run bench` passes a smaller --rows)
 
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,7 @@ import { monthStart } from '../src/sync/retention.js';
 import { compareRollupWithRows } from '../src/warehouse/check-ins-daily.js';
 import { windowsInRange } from '../src/warehouse/sync-windows.js';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
+import { timePartitionMigration } from './lib/migration-time.js';
 import { atMost, formatTable, writeJson, type Figure } from './lib/report.js';
 import { startSimulatorProcess } from './lib/simulator-process.js';
 import { fillSyntheticCheckIns } from './lib/synthetic-history.js';
@@ -41,6 +43,8 @@ const { values: args } = parseArgs({
     rows: { type: 'string' },
     full: { type: 'boolean', default: false },
     'check-ins': { type: 'string' },
+    /** Only time migrations 0008 and 0009 on an install of this many rows (BENCHMARKS.md). */
+    'migration-rows': { type: 'string' },
   },
 });
 const rows = args.full ? 20_000_000 : Number(args.rows ?? 5_000_000);
@@ -119,6 +123,15 @@ async function measure(
 
 async function main(): Promise<void> {
   const base = loadConfig(process.env);
+  if (args['migration-rows'] !== undefined) {
+    const migrationRows = Number(args['migration-rows']);
+    const result = await timePartitionMigration(base.databaseUrl.reveal(), migrationRows, progress);
+    process.stdout.write(
+      `\nMigration of check_ins at ${migrationRows.toLocaleString('en')} rows (${result.applied.join(', ')}): ${result.seconds.toFixed(1)} s\n`,
+    );
+    await writeJson('.bench/scale-migration.json', { rows: migrationRows, seconds: result.seconds });
+    return;
+  }
   const anchorMs = Math.floor((Date.now() - 10 * 60_000) / 60_000) * 60_000;
   const simStartMs = anchorMs - SIM_DAYS * DAY_MS;
   progress(`simulator: ${checkIns.toLocaleString('en')} check-ins over ${SIM_DAYS} days, in a child process`);
