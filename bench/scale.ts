@@ -15,7 +15,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { fixedClock } from '../src/clock.js';
 import { loadConfig, secretValues, type Config } from '../src/config.js';
 import { renderStatusPage } from '../src/http/status-page.js';
 import { createLogger } from '../src/log.js';

@@ -97,7 +97,8 @@ async function planUnderLease(
   const now = clock.now();
   const state = await loadCheckinsState(db);
   const asked = {
-    from: range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS),
+    from:
+      range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS),
     to: range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs),
   };
   // Retention first, then the month partitions of what is left to plan (checkin-storage.ts).

@@ -113,9 +113,9 @@ describe('operator queries stay on indexes at a million check-ins', () => {
       explained.push({ sql: query.sql, scans: seqScansOfCheckIns(rows[0]!['QUERY PLAN'][0].Plan) });
     }
     // The capture worked: the window counts, the unseen count and the rollup check read check_ins.
-    expect(explained.filter((q) => /"?rewards"?\."?check_ins"?(?![_a-z])/.test(q.sql)).length).toBeGreaterThanOrEqual(
-      4,
-    );
+    expect(
+      explained.filter((q) => /"?rewards"?\."?check_ins"?(?![_a-z])/.test(q.sql)).length,
+    ).toBeGreaterThanOrEqual(4);
     expect(explained.filter((q) => q.scans.length > 0)).toEqual([]);
   }, 120_000);
 });
