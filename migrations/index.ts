@@ -6,6 +6,8 @@ import * as checkinsSoftDelete from './20261124_0004_checkins_soft_delete.js';
 import * as members from './20261124_0005_members.js';
 import * as memberDataPolicy from './20261125_0006_member_data_follows_policy.js';
 import * as leases from './20261125_0007_leases.js';
+import * as checkinsPartitioned from './20261126_0008_checkins_partitioned.js';
+import * as checkinsDailyRollup from './20261126_0009_checkins_daily_rollup.js';
 import * as schemaDriftAndEvents from './20261126_0011_schema_drift_and_events.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
@@ -17,5 +19,7 @@ export const migrations: Record<string, Migration> = {
   '20261124_0005_members': members,
   '20261125_0006_member_data_follows_policy': memberDataPolicy,
   '20261125_0007_leases': leases,
+  '20261126_0008_checkins_partitioned': checkinsPartitioned,
+  '20261126_0009_checkins_daily_rollup': checkinsDailyRollup,
   '20261126_0011_schema_drift_and_events': schemaDriftAndEvents,
 };

@@ -174,6 +174,11 @@ const envSchema = z.object({
   CHECKINS_SPLIT_PAGES: integerIn(1, 100_000).default(50),
   CHECKINS_DELETE_CONFIRM_AFTER: positiveDuration.default(1_800_000),
   CHECKINS_EVERY: positiveDuration.default(60_000),
+  // Off when unset (docs/warehouse-scale.md#retention). A day at least: retention works in whole months.
+  CHECKINS_RETENTION: positiveDuration.refine((ms) => ms >= 86_400_000, 'must be at least 1d').optional(),
+  CHECKINS_ROLLUP_RETENTION: positiveDuration
+    .refine((ms) => ms >= 86_400_000, 'must be at least 1d')
+    .optional(),
   RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
   CHALLENGES_EVERY: positiveDuration.default(3_600_000),
   LOCATIONS_EVERY: positiveDuration.default(86_400_000),
@@ -261,6 +266,10 @@ export interface Config {
     splitPages: number;
     /** A drop of rows is acted on only when a second read this much later confirms it. */
     deleteConfirmAfterMs: number;
+    /** Raw check-ins older than this are dropped by whole months; undefined keeps them forever. */
+    retentionMs: number | undefined;
+    /** check_ins_daily rows older than this are deleted; undefined keeps them forever. */
+    rollupRetentionMs: number | undefined;
   };
   schedules: {
     checkinsMs: number;
@@ -435,9 +444,34 @@ function splitWebhookUrl(
   };
 }
 
+/** Retention must spare the look-back (still re-checked) and the rollup must outlive the rows it sums. */
+function checkRetention(env: Env): void {
+  const raw = env.CHECKINS_RETENTION;
+  if (raw !== undefined && raw <= env.CHECKINS_LOOKBACK + env.CHECKINS_HISTORY_WINDOW) {
+    throw new ConfigError(
+      'CHECKINS_RETENTION',
+      'must be longer than CHECKINS_LOOKBACK plus CHECKINS_HISTORY_WINDOW',
+    );
+  }
+  const rollup = env.CHECKINS_ROLLUP_RETENTION;
+  if (rollup !== undefined && raw !== undefined && rollup < raw) {
+    throw new ConfigError(
+      'CHECKINS_ROLLUP_RETENTION',
+      'must be at least CHECKINS_RETENTION (the rollup outlives the rows)',
+    );
+  }
+  if (rollup !== undefined && raw === undefined) {
+    throw new ConfigError(
+      'CHECKINS_ROLLUP_RETENTION',
+      'needs CHECKINS_RETENTION (the rollup outlives the rows)',
+    );
+  }
+}
+
 function toConfig(env: Env): Config {
   requireHttps('SVC_API_BASE_URL', env.SVC_API_BASE_URL, env.SVC_ALLOW_PLAIN_HTTP);
   requireHttps('SVC_OAUTH_TOKEN_URL', env.SVC_OAUTH_TOKEN_URL, env.SVC_ALLOW_PLAIN_HTTP);
+  checkRetention(env);
   const baseUrl = env.SVC_API_BASE_URL?.replace(/\/$/, '');
   const redis = toRedisSettings(env);
   return {
@@ -466,6 +500,8 @@ function toConfig(env: Env): Config {
       lookbackEveryMs: env.CHECKINS_LOOKBACK_EVERY,
       splitPages: env.CHECKINS_SPLIT_PAGES,
       deleteConfirmAfterMs: env.CHECKINS_DELETE_CONFIRM_AFTER,
+      retentionMs: env.CHECKINS_RETENTION,
+      rollupRetentionMs: env.CHECKINS_ROLLUP_RETENTION,
     },
     schedules: {
       checkinsMs: env.CHECKINS_EVERY,

@@ -1,6 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
+import { readRetentionSummary } from '../warehouse/retention.js';
 import { secretValues, type Config } from '../config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
@@ -52,6 +53,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     rejected,
     oauth,
     schemaDrift,
+    retention,
   ] = await Promise.all([
     readCheckinsProgress(db, now),
     readWindows(db),
@@ -65,6 +67,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readRejected(db, dayAgo),
     readOAuth(db, config.oauth !== undefined),
     listSchemaDrift(db),
+    readRetentionSummary(db),
   ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
@@ -101,10 +104,17 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     rejected,
     oauth,
     schemaDrift,
+    retention: {
+      checkInsSeconds: secondsOrNull(config.checkins.retentionMs),
+      rollupSeconds: secondsOrNull(config.checkins.rollupRetentionMs),
+      removed: retention.targets,
+    },
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));
 }
+
+const secondsOrNull = (ms: number | undefined) => (ms === undefined ? null : ms / 1000);
 
 /** The figures behind the /metrics gauges only: cheaper than the whole report, run on every scrape. */
 export async function collectGaugeFigures(sources: StatusSources) {

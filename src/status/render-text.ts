@@ -109,6 +109,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...alertsSection(report, now),
     ...rejectedSection(report, now),
     ...schemaDriftSection(report, now),
+    ...retentionSection(report),
     ...oauthSection(report),
   ];
   const lines = out.join('\n').split('\n');
@@ -241,6 +242,18 @@ function alertsSection({ alerts }: StatusReport, now: Date): string[] {
           : `gave up ${relativeTime(a.failedAt, now)}`,
         a.lastError,
       ]),
+    ),
+  ];
+}
+
+function retentionSection({ retention }: StatusReport): string[] {
+  const kept = (seconds: number | null) => (seconds === null ? 'forever' : formatDuration(seconds));
+  return [
+    heading('RETENTION'),
+    `  check-ins kept ${kept(retention.checkInsSeconds)}, check_ins_daily kept ${kept(retention.rollupSeconds)}`,
+    ...retention.removed.map(
+      (r) =>
+        `  ${r.target}: ${plural(r.rows, 'row')} removed in ${plural(r.removals, 'pass', 'passes')}, up to ${formatInstant(r.through)}`,
     ),
   ];
 }

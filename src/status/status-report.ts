@@ -26,6 +26,7 @@ export interface StatusReport {
   oauth: OAuthStatus;
   /** rewards.schema_drift, most recently seen first (at most 100; docs/schema-drift.md). */
   schemaDrift: SchemaDriftEntry[];
+  retention: RetentionStatus;
 }
 
 /** One field of one resource whose shape changed: added, missing or of another type. */
@@ -182,4 +183,14 @@ export interface OAuthStatus {
   needsReauthorization: boolean;
   /** Connected members by connection state (`rewards-etl members list` has the detail). */
   members: { active: number; needsReauth: number; revoked: number };
+}
+
+/** CHECKINS_RETENTION and what it removed (rewards.retention_log); docs/warehouse-scale.md#retention. */
+export interface RetentionStatus {
+  /** Raw check-ins kept this long; null: kept forever (retention off). */
+  checkInsSeconds: number | null;
+  /** check_ins_daily rows kept this long; null: kept forever. */
+  rollupSeconds: number | null;
+  /** Per target (check_ins partitions, sync_windows, check_ins_daily): rows removed in all and up to where. */
+  removed: { target: string; rows: number; removals: number; through: string; lastAt: string }[];
 }

@@ -150,7 +150,8 @@ export async function readFailedPasses(
 /**
  * Rows per hour bucket (epoch hour number → rows) for each stream since `since`.
  *
- * Check-ins count rows first written in that hour (`check_ins.first_seen_at`): the truth
+ * Check-ins count rows first written in that hour (`check_ins.first_seen_at`, counted as rows are
+ * written into check_ins_first_seen_hourly, so the cost does not grow with the table): the truth
  * whichever process paged them (a `run`, a worker's window job, a backfill), and re-reads of
  * the look-back do not inflate it. The other streams count the rows of the passes started in
  * that hour (`sync_runs.rows`): every record a pass read and upserted, changed or not.
@@ -164,8 +165,10 @@ export async function readHourlyRows(
   const [checkins, runs] = await Promise.all([
     streams.includes(CHECKINS_STREAM)
       ? sql<{ hour: string; rows: string }>`
-          select floor(extract(epoch from first_seen_at) / 3600)::bigint as hour, count(*) as rows
-          from rewards.check_ins where first_seen_at >= ${since} group by 1`.execute(db)
+          select hour, sum(rows) as rows from rewards.check_ins_first_seen_hourly
+          where hour >= floor(extract(epoch from ${since}::timestamptz) / 3600)::bigint group by 1`.execute(
+          db,
+        )
       : { rows: [] },
     others.length === 0
       ? { rows: [] }

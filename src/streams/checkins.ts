@@ -48,6 +48,7 @@ import {
   windowsInRange,
   windowsWithDropToConfirm,
 } from '../warehouse/sync-windows.js';
+import { prepareCheckInStorage } from './checkin-storage.js';
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import { LeaseLostError } from '../leases/lease-lost-error.js';
@@ -90,15 +91,19 @@ export async function planCheckinWindows(
 }
 
 async function planUnderLease(
-  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config'>,
+  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config' | 'logger'>,
   range: { from?: Date; to?: Date },
 ): Promise<{ planned: number; merged: number; from: Date; to: Date }> {
   const { db, clock, config } = deps;
   const now = clock.now();
   const state = await loadCheckinsState(db);
-  const from =
-    range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS);
-  const to = range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs);
+  const asked = {
+    from:
+      range.from ?? state.frontier ?? config.checkins.startAt ?? new Date(now.getTime() - DEFAULT_START_MS),
+    to: range.to ?? new Date(now.getTime() - config.checkins.safetyLagMs),
+  };
+  // Retention first, then the month partitions of what is left to plan (checkin-storage.ts).
+  const { from, to } = (await prepareCheckInStorage(deps, now, asked)) ?? { from: asked.to, to: asked.to };
   const known = await knownWindowsOverlapping(db, from, to);
   // History older than the look-back is never re-checked: it is planned in coarser windows.
   const { windowMs, historyWindowMs, lookbackMs } = config.checkins;

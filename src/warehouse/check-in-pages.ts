@@ -86,7 +86,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   );
   const ctes = [
     ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
-    ...(upsert === null ? [] : [sql`written as (${upsert})`]),
+    ...(upsert === null ? [] : [...upsert.ctes, sql`written as (${upsert.upsert})`]),
     sql`checkpoint as (${checkpoint})`,
   ];
   const { rows } = await sql<{ held: boolean; checkpointed: number }>`

@@ -11,7 +11,8 @@ import { upsertEmbeddedLocations } from './locations.js';
  *
  * Stale-write guard: a row is only updated by a read at least as new as the one that last
  * wrote it, and a known `ended_at` is never replaced by null (a visit does not un-end). A row
- * marked deleted that is seen again is live again. Returns how many rows were new.
+ * marked deleted that is seen again is live again. Returns how many rows were new (first seen by
+ * this read: xmax cannot be read back from a partitioned table's upsert).
  */
 export async function upsertCheckInPage(
   db: Executor,
@@ -20,26 +21,35 @@ export async function upsertCheckInPage(
 ): Promise<{ inserted: number; written: number }> {
   const upsert = checkInUpsert(checkIns, seenAt);
   if (upsert === null) return { inserted: 0, written: 0 };
-  const { rows } = await sql<{ inserted: boolean }>`${upsert} returning (xmax = 0) as inserted`.execute(db);
+  const { rows } = await sql<{ inserted: boolean }>`
+    with ${sql.join(upsert.ctes)}
+    ${upsert.upsert} returning (c.first_seen_at = ${seenAt}) as inserted`.execute(db);
   return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
 }
 
 /**
- * The upsert of `upsertCheckInPage` as a statement to run or embed (null: nothing to write);
- * `onlyIf` is an extra condition on every row (the page statement's lease check).
+ * The upsert of `upsertCheckInPage` as parts of one statement (null: nothing to write): `ctes`
+ * (named, data-modifying ones among them, to place ahead in the statement's WITH) and `upsert`.
+ * `onlyIf` is an extra condition on every write (the page statement's lease check).
+ *
+ * check_ins is partitioned by month of created_at and keyed by (id, created_at)
+ * (docs/warehouse-scale.md), so the key no longer makes an id unique: rewards.check_in_ids, one
+ * row per id with its current created_at, does. One probe of its primary key per row finds an
+ * id stored with ANOTHER created_at; that row is moved: deleted from its month and inserted into
+ * the new one with its first_seen_at and known ended_at, in this statement, and the directory
+ * follows. A stored row seen by a newer read than this one is left alone, and then the new row
+ * is not inserted either (the stale-write guard). (Probing every month's index on id instead
+ * cost 4× the page's write at 2 million rows: BENCHMARKS.md.)
  */
 export function checkInUpsert(
   checkIns: readonly CheckIn[],
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
-): RawBuilder<unknown> | null {
+): { ctes: RawBuilder<unknown>[]; upsert: RawBuilder<unknown> } | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return null;
-  return sql`
-    insert into rewards.check_ins as c
-      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra, first_seen_at, last_seen_at)
-    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at, t.ended_at, t.extra, ${seenAt}, ${seenAt}
-    from unnest(
+  const ctes = [
+    sql`page_check_ins as (select * from unnest(
       ${unique.map((c) => c.id)}::uuid[],
       ${unique.map((c) => c.locationId)}::uuid[],
       ${unique.map((c) => c.restaurantId)}::uuid[],
@@ -47,18 +57,47 @@ export function checkInUpsert(
       ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
       ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[],
       ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
-    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra)
-    where ${onlyIf}
-    on conflict (id) do update set
+    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra))`,
+    // Ids stored with another created_at (rare): the rows to move.
+    sql`elsewhere_check_ins as (
+      select d.id, d.created_at from rewards.check_in_ids d join page_check_ins t on t.id = d.id
+      where d.created_at <> t.created_at)`,
+    sql`newer_check_ins as (
+      select c.id from elsewhere_check_ins e
+      join rewards.check_ins c on c.id = e.id and c.created_at = e.created_at
+      where c.last_seen_at > ${seenAt})`,
+    sql`moved_check_ins as (
+      delete from rewards.check_ins as old using elsewhere_check_ins e
+      where old.id = e.id and old.created_at = e.created_at and old.last_seen_at <= ${seenAt} and ${onlyIf}
+      returning old.id, old.first_seen_at, old.ended_at)`,
+    // New ids and moved ones; an id already at this created_at costs no write.
+    sql`directory_check_ins as (
+      insert into rewards.check_in_ids as d (id, created_at)
+      select t.id, t.created_at from page_check_ins t
+      where ${onlyIf}
+        and not exists (select 1 from newer_check_ins n where n.id = t.id)
+        and (not exists (select 1 from rewards.check_in_ids k where k.id = t.id)
+             or exists (select 1 from elsewhere_check_ins e where e.id = t.id))
+      on conflict (id) do update set created_at = excluded.created_at)`,
+  ];
+  const upsert = sql`
+    insert into rewards.check_ins as c
+      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra, first_seen_at, last_seen_at)
+    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at,
+      coalesce(t.ended_at, m.ended_at), t.extra, coalesce(m.first_seen_at, ${seenAt}), ${seenAt}
+    from page_check_ins t
+    left join moved_check_ins as m on m.id = t.id
+    where ${onlyIf} and not exists (select 1 from newer_check_ins n where n.id = t.id)
+    on conflict (id, created_at) do update set
       location_id = excluded.location_id,
       restaurant_id = excluded.restaurant_id,
       svc_pay_enabled = excluded.svc_pay_enabled,
-      created_at = excluded.created_at,
       ended_at = coalesce(excluded.ended_at, c.ended_at),
       extra = excluded.extra,
       last_seen_at = excluded.last_seen_at,
       deleted_at = null
     where c.last_seen_at <= excluded.last_seen_at`;
+  return { ctes, upsert };
 }
 
 /**
@@ -165,8 +204,10 @@ export async function windowWithCounts(
         eb
           .selectFrom('rewards.check_ins as c')
           .select(liveCountSelections(sql<Date>`coalesce(w.attempt_started_at, ${attemptStart})`))
-          .whereRef('c.created_at', '>=', 'w.window_start')
-          .whereRef('c.created_at', '<', 'w.window_end')
+          // The window's bounds as values, not w's columns: Postgres then prunes check_ins to the
+          // window's month partition when it plans the statement.
+          .where('c.created_at', '>=', window.start)
+          .where('c.created_at', '<', window.end)
           .where('c.deleted_at', 'is', null)
           .as('n'),
       (join) => join.onTrue(),

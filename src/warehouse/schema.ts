@@ -286,6 +286,26 @@ export interface CheckInsDailyView {
   median_visit_minutes: number | null;
 }
 
+/** Kept by triggers on check_ins (migration 0009); read through the check_ins_daily view. */
+export type CheckInsDailyRollupTable = CheckInsDailyView;
+
+/** New check-ins per hour of first_seen_at, sharded by backend; readers sum the shards. */
+export interface CheckInsFirstSeenHourlyTable {
+  hour: Int8;
+  shard: number;
+  rows: Int8;
+}
+
+/** What retention removed: partitions of check_ins, sync_windows rows, check_ins_daily rows. */
+export interface RetentionLogTable {
+  id: Generated<Int8>;
+  target: 'check_ins' | 'sync_windows' | 'check_ins_daily';
+  range_start: Timestamp | null;
+  range_end: Timestamp;
+  rows: Int8;
+  removed_at: DefaultedTimestamp;
+}
+
 export type MemberConnectionStatus = 'active' | 'revoked' | 'needs_reauth';
 
 export interface MemberConnectionsTable {
@@ -420,6 +440,9 @@ export interface DB {
   'rewards.rejected_records': RejectedRecordsTable;
   'rewards.oauth_tokens': OAuthTokensTable;
   'rewards.check_ins_daily': CheckInsDailyView;
+  'rewards.check_ins_daily_rollup': CheckInsDailyRollupTable;
+  'rewards.check_ins_first_seen_hourly': CheckInsFirstSeenHourlyTable;
+  'rewards.retention_log': RetentionLogTable;
   'rewards.member_connections': MemberConnectionsTable;
   'rewards.members': MembersTable;
   'rewards.member_statuses': MemberStatusesTable;

@@ -35,18 +35,27 @@ export function verifyCommand(context: CliContext): Command {
       const { loadWindow, markVerified, resetForRepage, windowOf, windowsInRange } =
         await import('../../warehouse/sync-windows.js');
       const { createQueues } = await import('../../worker/worker.js');
+      const { compareRollupWithRows, rebuildRollupDays } = await import('../../warehouse/check-ins-daily.js');
+      const { rollupDayRanges } = await import('../../sync/rollup-days.js');
+      const { retentionCutoff } = await import('../../sync/retention.js');
+      const config = context.config();
       const range = {
         ...(options.from === undefined ? {} : { from: parseInstant('--from', options.from) }),
         ...(options.to === undefined ? {} : { to: parseInstant('--to', options.to) }),
       };
-      const config = context.config();
       requireApiBaseUrl(config);
       requireApiKey(config);
       const runtime = await openMigratedRuntime(config, context.logger(), 'rewards-etl verify');
       try {
         const { db, clock } = runtime.deps;
         // Every window of the range, whatever its state: one not complete is not verified.
-        const windows = await windowsInRange(db, range);
+        // Windows older than CHECKINS_RETENTION are not verified: their rows are (being) dropped.
+        const cutoff = retentionCutoff(clock.now().getTime(), config.checkins.retentionMs);
+        const from =
+          cutoff !== null && (range.from === undefined || range.from.getTime() < cutoff)
+            ? new Date(cutoff)
+            : range.from;
+        const windows = await windowsInRange(db, { ...range, ...(from === undefined ? {} : { from }) });
         const rows: VerifyRow[] = [];
         for (const window of windows) {
           const base = { start: window.window_start, end: window.window_end, rejected: window.rows_rejected };
@@ -80,6 +89,30 @@ export function verifyCommand(context: CliContext): Command {
             `${bad.length - unfinished} differ, ${unfinished} not complete` +
             ` (api ${sum(rows, 'api')} vs warehouse ${sum(rows, 'warehouse')} + ${sum(rows, 'rejected')} rejected)\n`,
         );
+        // check_ins_daily against the rows, for the days of the windows that matched the API.
+        const days = rollupDayRanges(
+          rows.filter((row) => row.ok).map((row) => ({ start: row.start.getTime(), end: row.end.getTime() })),
+        );
+        let rollupDiffers = 0;
+        for (const { from, to } of days) {
+          const differences = await compareRollupWithRows(db, from, to);
+          rollupDiffers += differences.length;
+          for (const d of differences.slice(0, 20)) {
+            context.stdout.write(
+              `check_ins_daily ${d.day} location ${d.locationId}: rollup ${describeGroup(d.rollup)}, rows ${describeGroup(d.rows)}\n`,
+            );
+          }
+          if (differences.length > 0 && options.repair === true) {
+            const written = await rebuildRollupDays(db, from, to);
+            context.stdout.write(
+              `rebuilt check_ins_daily for ${from}..${to} from the rows (${written} group(s))\n`,
+            );
+          }
+        }
+        const dayCount = days.reduce((n, r) => n + (Date.parse(r.to) - Date.parse(r.from)) / 86_400_000, 0);
+        context.stdout.write(
+          `check_ins_daily: ${dayCount} day(s) checked against the rows, ${rollupDiffers} group(s) differ\n`,
+        );
         if (bad.length > 0 && options.repair === true) {
           const queues = createQueues(config, runtime.redis);
           try {
@@ -104,11 +137,16 @@ export function verifyCommand(context: CliContext): Command {
             await Promise.all([...queues.values()].map((queue) => queue.close()));
           }
         }
-        if (bad.length > 0) throw new CliExit(ExitCode.verifyMismatch, '');
+        if (bad.length > 0 || rollupDiffers > 0) throw new CliExit(ExitCode.verifyMismatch, '');
       } finally {
         await runtime.close();
       }
     });
+}
+
+function describeGroup(group: { checkIns: number; svcPay: number; median: number | null } | null): string {
+  if (group === null) return 'none';
+  return `${group.checkIns} check-ins, ${group.svcPay} pay, median ${group.median === null ? '-' : group.median.toFixed(2)} min`;
 }
 
 function sum(rows: VerifyRow[], key: 'api' | 'warehouse' | 'rejected'): number {

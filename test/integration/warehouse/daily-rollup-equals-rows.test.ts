@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
+import {
+  refreshRefusedSightings,
+  unseenWindowRows,
+  upsertCheckInPage,
+} from '../../../src/warehouse/check-ins.js';
+import { compareRollupWithRows } from '../../../src/warehouse/check-ins-daily.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { feedCheckIn } from '../../unit/records/fixtures.js';
+
+// check_ins_daily is kept by triggers (migration 0009). Whatever sequence of pages (late
+// arrivals, visits that end, stale reads, ids back with another created_at), deletion marks,
+// re-sightings and month partitions created after the fact, it equals the from-scratch
+// aggregation of the live rows.
+
+const base = (() => {
+  const parsed = parseFeedCheckIn(feedCheckIn());
+  if (!parsed.ok) throw new Error(parsed.rejection.reason);
+  return parsed.record;
+})();
+
+const IDS = Array.from({ length: 14 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+const LOCATIONS = [
+  {
+    locationId: '10000000-0000-4000-8000-000000000001',
+    restaurantId: '20000000-0000-4000-8000-000000000001',
+  },
+  {
+    locationId: '10000000-0000-4000-8000-000000000002',
+    restaurantId: '20000000-0000-4000-8000-000000000001',
+  },
+  {
+    locationId: '10000000-0000-4000-8000-000000000003',
+    restaurantId: '20000000-0000-4000-8000-000000000002',
+  },
+];
+// Across a month boundary: October has no partition at first (its rows land in the default
+// partition), November has one.
+const DAYS = ['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02'].map((day) =>
+  Date.parse(`${day}T00:00:00Z`),
+);
+const DAY_MS = 86_400_000;
+const T0 = Date.parse('2026-11-10T00:00:00Z');
+
+const record = fc.record({
+  id: fc.nat(IDS.length - 1),
+  day: fc.nat(DAYS.length - 1),
+  minute: fc.nat(24 * 60 - 1),
+  visit: fc.option(fc.constantFrom<number>(5, 12.5, 30, 31, 90), { nil: null }),
+  pay: fc.boolean(),
+  location: fc.nat(LOCATIONS.length - 1),
+});
+
+const operation = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('page' as const),
+      rows: fc.array(record, { minLength: 1, maxLength: 8 }),
+      stale: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('mark-deleted' as const),
+      day: fc.nat(DAYS.length - 1),
+      back: fc.nat(3),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('seen-again' as const),
+      day: fc.nat(DAYS.length - 1),
+      ids: fc.array(fc.nat(IDS.length - 1), { maxLength: 4 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('create-october' as const) }) },
+);
+
+type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
+
+type PageRow = typeof record extends fc.Arbitrary<infer T> ? T : never;
+
+function toCheckIn(row: PageRow): CheckIn {
+  const createdAt = new Date(DAYS[row.day]! + row.minute * 60_000);
+  return {
+    ...base,
+    ...LOCATIONS[row.location]!,
+    id: IDS[row.id]!,
+    createdAt,
+    endedAt: row.visit === null ? null : new Date(createdAt.getTime() + row.visit * 60_000),
+    svcPayEnabled: row.pay,
+  };
+}
+
+describe('check_ins_daily is maintained incrementally and equals a from-scratch aggregation', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('daily_rollup');
+  });
+  afterAll(async () => t.drop());
+
+  async function reset() {
+    await sql`truncate rewards.check_ins, rewards.check_in_ids, rewards.check_ins_daily_rollup, rewards.check_ins_first_seen_hourly`.execute(
+      t.db,
+    );
+    await sql`drop table if exists rewards.check_ins_p202610`.execute(t.db);
+  }
+
+  async function apply(ops: readonly Operation[]) {
+    let tick = 10;
+    for (const op of ops) {
+      tick++;
+      if (op.kind === 'page') {
+        // A stale read (older than the last write) must change nothing, rollup included.
+        const seenAt = new Date(T0 + (op.stale ? tick - 8 : tick) * 1000);
+        await upsertCheckInPage(t.db, op.rows.map(toCheckIn), seenAt);
+      } else if (op.kind === 'mark-deleted') {
+        const day = DAYS[op.day]!;
+        const window = { start: new Date(day), end: new Date(day + DAY_MS) };
+        await unseenWindowRows(
+          t.db,
+          window,
+          new Date(T0 + (tick - op.back) * 1000),
+          new Date(T0 + tick * 1000),
+        );
+      } else if (op.kind === 'seen-again') {
+        const day = DAYS[op.day]!;
+        const window = { start: new Date(day), end: new Date(day + DAY_MS) };
+        await refreshRefusedSightings(
+          t.db,
+          window,
+          op.ids.map((i) => IDS[i]!),
+          new Date(T0 + tick * 1000),
+        );
+      } else {
+        await sql`select rewards.create_check_ins_month('2026-10-01')`.execute(t.db);
+      }
+    }
+  }
+
+  it('after random pages, late arrivals, ended visits, moves, deletions and re-sightings', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 1, maxLength: 14 }), async (ops) => {
+        await reset();
+        await apply(ops);
+        const differences = await compareRollupWithRows(t.db, '2026-10-01', '2026-12-01');
+        expect(differences).toEqual([]);
+        // An id is stored once, whatever created_at it came back with.
+        const { rows } = await sql<{ all: string; ids: string }>`
+          select count(*) as all, count(distinct id) as ids from rewards.check_ins`.execute(t.db);
+        expect(rows[0]?.all).toBe(rows[0]?.ids);
+        // The default partition holds only months nobody created.
+        const { rows: parked } = await sql<{ n: string }>`
+          select count(*) as n from rewards.check_ins_default
+          where created_at >= '2026-11-01T00:00:00Z' or to_regclass('rewards.check_ins_p202610') is not null`.execute(
+          t.db,
+        );
+        expect(parked[0]?.n).toBe('0');
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a from-scratch aggregation of a random page equals the rollup (the view keeps its columns)', async () => {
+    await reset();
+    await upsertCheckInPage(
+      t.db,
+      [0, 1, 2, 3].map((i) =>
+        toCheckIn({
+          id: i,
+          day: 2,
+          minute: 60 * i,
+          visit: i === 3 ? null : 10 * (i + 1),
+          pay: i % 2 === 0,
+          location: 0,
+        }),
+      ),
+      new Date(T0),
+    );
+    const view = await t.db.selectFrom('rewards.check_ins_daily').selectAll().execute();
+    expect(view).toEqual([
+      {
+        day: new Date('2026-11-01T00:00:00Z'),
+        restaurant_id: LOCATIONS[0]!.restaurantId,
+        location_id: LOCATIONS[0]!.locationId,
+        check_ins: 4,
+        svc_pay_check_ins: 2,
+        median_visit_minutes: 20,
+      },
+    ]);
+  });
+});
