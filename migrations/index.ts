@@ -6,6 +6,7 @@ import * as checkinsSoftDelete from './20261124_0004_checkins_soft_delete.js';
 import * as members from './20261124_0005_members.js';
 import * as memberDataPolicy from './20261125_0006_member_data_follows_policy.js';
 import * as leases from './20261125_0007_leases.js';
+import * as freshness from './20261126_0012_freshness.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0005_members': members,
   '20261125_0006_member_data_follows_policy': memberDataPolicy,
   '20261125_0007_leases': leases,
+  '20261126_0012_freshness': freshness,
 };

@@ -4,6 +4,7 @@ import { contentHash, progressInApiNames } from '../api/records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
+import { forgetMemberReads } from './record-reads.js';
 import type { DB, MemberConnectionStatus } from './schema.js';
 import { fromExcluded, type Executor } from './database.js';
 
@@ -205,6 +206,7 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
     removed['member_connections'] = count(
       await trx.deleteFrom('rewards.member_connections').where('member_id', '=', memberId).execute(),
     );
+    removed['record_reads'] = await forgetMemberReads(trx, memberId);
     removed['oauth_tokens'] = count(
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
     );

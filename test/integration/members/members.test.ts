@@ -9,6 +9,7 @@ import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
+import { EVERY_PASS } from './every-pass.js';
 
 // The members stream against the simulator over HTTP: each member synced with their own tokens.
 
@@ -37,7 +38,7 @@ const rows = (
 
 beforeAll(async () => {
   h = await createIntentHarness('members');
-  deps = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1' } });
+  deps = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS } });
   apis = createMemberApis({ config: deps.config, redis: deps.redis, db: h.database.db, logger: deps.logger });
   memberIds = h.sim.control.members.list().map((m) => m.id);
   for (const id of memberIds.slice(0, 3)) await connect(id);
@@ -232,7 +233,9 @@ describe('members stream', () => {
       .where('id', '=', m0)
       .executeTakeFirstOrThrow();
     const email = stored.email!;
-    const hashing = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', MEMBER_PII: 'hash' } });
+    const hashing = await h.deps({
+      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS, MEMBER_PII: 'hash' },
+    });
     await runMembersPass(hashing);
     const hashed = await h.database.db
       .selectFrom('rewards.members')
@@ -243,7 +246,7 @@ describe('members stream', () => {
     expect(hashed.email).toBe(createHmac('sha256', key).update(email).digest('hex'));
     expect(JSON.stringify(hashed.raw)).not.toContain(email);
     const omitting = await h.deps({
-      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', MEMBER_PII: 'omit' },
+      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS, MEMBER_PII: 'omit' },
     });
     await runMembersPass(omitting);
     const omitted = await h.database.db
@@ -261,7 +264,13 @@ describe('members stream', () => {
     await connect(extra);
     // 10 rps x 0.02 x 60 s = 12 requests: two members' worth (6 each when caught up); 3 are active.
     const tight = await h.deps({
-      env: { SVC_RATE_LIMIT_RPS: '10', MEMBER_SYNC_SHARE: '0.02', MEMBERS_EVERY: '60s', SVC_PAGE_SIZE: '5' },
+      env: {
+        SVC_RATE_LIMIT_RPS: '10',
+        MEMBER_SYNC_SHARE: '0.02',
+        ...EVERY_PASS,
+        MEMBERS_EVERY: '60s',
+        SVC_PAGE_SIZE: '5',
+      },
     });
     const outcome = await runMembersPass(tight);
     expect(outcome.details, JSON.stringify(outcome.details)).toMatchObject({
@@ -311,7 +320,7 @@ describe('members stream', () => {
 
   it('a long history is read over several passes, resuming where the page bound stopped it; nothing missed', async () => {
     const m0 = memberIds[0]!;
-    const small = await h.deps({ env: { SVC_PAGE_SIZE: '2', MEMBER_SYNC_SHARE: '1' } });
+    const small = await h.deps({ env: { SVC_PAGE_SIZE: '2', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS } });
     await connect(m0); // forgotten above: a new connection with no history stored
     await runMembersPass(small);
     expect(await rows('member_check_ins', m0)).toHaveLength(20); // 10 pages of 2
