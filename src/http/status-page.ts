@@ -5,6 +5,7 @@ import { renderHourlyChart, streamColor } from './hourly-chart.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { STATUS_PAGE_CSS } from './status-page-style.js';
 import { workerRow, workersNote } from '../status/workers-view.js';
+import { freshnessSection } from './status-page-freshness.js';
 
 // The status page: server-rendered from a StatusReport, no script, refreshed by the browser.
 
@@ -374,8 +375,8 @@ export function renderStatusPage(report: StatusReport, thresholds: VerdictThresh
         </header>
         <main class="wrap">
           ${summaryCards(report, thresholds)} ${streamsTable(report)} ${chartSection(report)}
-          ${failuresSection(report)} ${alertsAndRejectsSection(report)} ${queuesAndAuthSection(report)}
-          ${workersSection(report)}
+          ${freshnessSection(report)} ${failuresSection(report)} ${alertsAndRejectsSection(report)}
+          ${queuesAndAuthSection(report)} ${workersSection(report)}
         </main>
       </body>
     </html> `;

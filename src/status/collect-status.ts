@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { secretValues, type Config } from '../config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
+import { readFreshness, readRequestsSince } from '../warehouse/record-reads.js';
 import { readQueueDepths, readWorkers } from './queue-depths.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
 import { assessStatus, thresholdsFor } from './verdict.js';
@@ -30,6 +31,7 @@ export interface StatusSources {
 }
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 const CHART_HOURS = 24;
 
 /** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
@@ -50,6 +52,8 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     alerts,
     rejected,
     oauth,
+    kinds,
+    requestsLastHour,
   ] = await Promise.all([
     readCheckinsProgress(db, now),
     readWindows(db),
@@ -62,6 +66,8 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readAlerts(db),
     readRejected(db, dayAgo),
     readOAuth(db, config.oauth !== undefined),
+    readFreshness(db, now, (kind) => config.freshness.cadences[kind].ceilingMs / 1000),
+    readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
   ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
@@ -97,6 +103,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     alerts,
     rejected,
     oauth,
+    freshness: { requestsLastHour, kinds },
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isReadKind, type ReadKind, type ReadState } from '../sync/read-cadence.js';
+import type { RecordKindFreshness } from '../status/status-report.js';
 import type { Executor } from './database.js';
 
 // Repository for rewards.record_reads (migration 20261126_0012, docs/freshness.md): when each
@@ -119,27 +120,15 @@ export async function forgetMemberReads(db: Executor, memberId: string): Promise
   return Number(result.numDeletedRows);
 }
 
-export interface KindFreshness {
-  kind: string;
-  records: number;
-  /** Age since each record was last read, in seconds. */
-  sinceReadP50Seconds: number | null;
-  sinceReadP95Seconds: number | null;
-  /** Age since a read last found each record changed (records never seen changed are left out). */
-  sinceChangedP50Seconds: number | null;
-  sinceChangedP95Seconds: number | null;
-  /** Reads that found nothing new, over all reads. */
-  unchangedShare: number | null;
-  /** Records read longer ago than their kind's ceiling. */
-  pastCeiling: number;
-}
-
-/** p50/p95 ages per kind at `now`, and how many records are past their ceiling. */
+/**
+ * p50/p95 ages per kind at `now`, and how many records are past their ceiling; members count only
+ * while their connection is active (a connection needing re-authorization is not read).
+ */
 export async function readFreshness(
   db: Executor,
   now: Date,
   ceilingSecondsOf: (kind: ReadKind) => number,
-): Promise<KindFreshness[]> {
+): Promise<RecordKindFreshness[]> {
   const { rows } = await sql<{
     kind: string;
     records: string;
@@ -157,15 +146,18 @@ export async function readFreshness(
       percentile_cont(0.95) within group (order by extract(epoch from (${now}::timestamptz - last_changed_at))) as changed_p95,
       sum(reads)::text as reads, sum(unchanged_reads)::text as unchanged
     from rewards.record_reads
+    where kind not like 'member.%' or record_id in (
+      select member_id::text from rewards.member_connections where status = 'active')
     group by kind order by kind
   `.execute(db);
-  const result: KindFreshness[] = [];
+  const result: RecordKindFreshness[] = [];
   for (const row of rows) {
     const reads = Number(row.reads);
     const ceiling = isReadKind(row.kind) ? ceilingSecondsOf(row.kind) : null;
     result.push({
       kind: row.kind,
       records: Number(row.records),
+      ceilingSeconds: ceiling,
       sinceReadP50Seconds: roundOrNull(row.read_p50),
       sinceReadP95Seconds: roundOrNull(row.read_p95),
       sinceChangedP50Seconds: roundOrNull(row.changed_p50),
@@ -188,10 +180,40 @@ async function countPastCeiling(
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('kind', '=', kind)
     .where('last_read_at', '<', new Date(now.getTime() - ceilingSeconds * 1000))
+    // A member whose connection is not active is not read: their records age, and that is not a backlog.
+    .where((eb) =>
+      eb.or([
+        eb('kind', 'not like', 'member.%'),
+        eb(
+          'record_id',
+          'in',
+          eb
+            .selectFrom('rewards.member_connections')
+            .select(sql<string>`member_id::text`.as('id'))
+            .where('status', '=', 'active'),
+        ),
+      ]),
+    )
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
 function roundOrNull(value: number | null): number | null {
   return value === null ? null : Math.round(Number(value));
+}
+
+/** API requests of the passes started since `since`, per stream (sync_runs.requests). */
+export async function readRequestsSince(
+  db: Executor,
+  streams: readonly string[],
+  since: Date,
+): Promise<Array<{ stream: string; requests: number }>> {
+  const rows = await db
+    .selectFrom('rewards.sync_runs')
+    .select(['stream', (eb) => eb.fn.sum<string>('requests').as('requests')])
+    .where('started_at', '>=', since)
+    .groupBy('stream')
+    .execute();
+  const byStream = new Map(rows.map((row) => [row.stream, Number(row.requests)]));
+  return streams.map((stream) => ({ stream, requests: byStream.get(stream) ?? 0 }));
 }

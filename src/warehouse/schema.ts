@@ -226,7 +226,6 @@ export interface SyncRunsTable {
   details: ColumnType<unknown, string | undefined, string>;
 }
 
-/** One row per piece of exclusive work (migration 0007); see src/leases/. */
 /** One record read on an adaptive cadence (migration 20261126_0012, docs/freshness.md). */
 export interface RecordReadsTable {
   kind: string;
@@ -239,6 +238,7 @@ export interface RecordReadsTable {
   unchanged_reads: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
 }
 
+/** One row per piece of exclusive work (migration 0007); see src/leases/. */
 export interface LeasesTable {
   name: string;
   holder: string;
