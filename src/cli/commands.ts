@@ -6,6 +6,7 @@ import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
 import { membersCommand } from './commands/members.js';
 import { migrateCommand } from './commands/migrate.js';
+import { planCommand } from './commands/plan.js';
 import { runCommand } from './commands/run.js';
 import { simulatorCommand } from './commands/simulator.js';
 import { statusCommand } from './commands/status.js';
@@ -21,6 +22,7 @@ export function registerCommands(program: Command, context: CliContext): void {
     backfillCommand,
     verifyCommand,
     statusCommand,
+    planCommand,
     doctorCommand,
     simulatorCommand,
     demoCommand,

@@ -8,6 +8,10 @@ import type { StatusReport } from '../../../src/status/status-report.js';
 import { renderStatusPage } from '../../../src/http/status-page.js';
 import { thresholdsFor } from '../../../src/status/verdict.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { Writable } from 'node:stream';
+import { planCommand } from '../../../src/cli/commands/plan.js';
+import { createCliContext } from '../../../src/cli/context.js';
+import type { FreshnessPlan } from '../../../src/sync/freshness-plan.js';
 
 // `status` shows what the rate limit buys (docs/freshness.md): requests per stream in the last
 // hour, and per kind of record the p50/p95 age since last read and since last changed.
@@ -143,5 +147,35 @@ describe('freshness in status', () => {
     expect(page).toContain('<h2>Freshness');
     expect(page).toContain('member.visits');
     expect(page).toMatch(/<td class="num overdue">\s*1\s*<\/td>/);
+  });
+
+  it('`plan` projects requests per stream and record ages from the warehouse counts and the limit', async () => {
+    const run = async (args: string[]) => {
+      let stdout = '';
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          stdout += chunk.toString('utf8');
+          done();
+        },
+      });
+      const env = { DATABASE_URL: database.url, LOG_LEVEL: 'silent', SVC_RATE_LIMIT_RPS: '2' };
+      await planCommand({ ...createCliContext(env), stdout: sink, stderr: sink }).parseAsync(args, {
+        from: 'user',
+      });
+      return stdout;
+    };
+    const plan = JSON.parse(await run(['--json'])) as FreshnessPlan & { counts: { activeMembers: number } };
+    expect(plan.counts.activeMembers).toBe(20);
+    expect(plan.limitPerHour).toBe(7_200);
+    // The visits' learned median (30 min) sets their interval.
+    expect(plan.records.find((r) => r.kind === 'member.visits')).toMatchObject({
+      records: 20,
+      readEverySeconds: 1800,
+      setBy: 'learned',
+      requestsPerHour: 40,
+    });
+    const text = await run([]);
+    expect(text).toContain('rewards-etl plan: what SVC_RATE_LIMIT_RPS=2 buys (7,200 requests/h)');
+    expect(text).toMatch(/^ {2}member\.visits\s+20\s+30 min\s+15 min\s+28 min\s+40\s+learned$/m);
   });
 });
