@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['checkins.ts', 'rate-limit.ts', 'alert-latency.ts'] as const;
+const BENCHES = ['checkins.ts', 'rate-limit.ts', 'alert-latency.ts', 'freshness.ts'] as const;
 
 function runBench(path: string, args: readonly string[]): Promise<number | null> {
   return new Promise((resolve, reject) => {

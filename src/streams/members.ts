@@ -10,7 +10,7 @@ import type { PartnerApi } from '../api/partner-api.js';
 import type { ListResult, ParseResult, Rejection } from '../api/records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
 import { MEMBER_KINDS, planMemberReads, withUnreadKinds } from '../sync/member-read-plan.js';
-import { nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
+import { firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
 import {
   activeMemberReadStates,
   memberRecordFingerprints,
@@ -132,7 +132,12 @@ export async function runMembersPass(
             kind,
             recordId: connection.memberId,
             changed,
-            intervalMs: nextReadInterval(previous, changed, cadenceOf(kind)),
+            intervalMs: nextReadInterval(
+              previous,
+              changed,
+              cadenceOf(kind),
+              firstIntervalSpread(`${kind} ${connection.memberId}`),
+            ),
           };
         });
         await recordReads(db, outcomes, clock.now());

@@ -36,15 +36,42 @@ export function clampInterval(ms: number, cadence: Cadence): number {
   return Math.round(Math.min(cadence.ceilingMs, Math.max(floor, ms)));
 }
 
-/** The first interval of a record never read: the geometric middle of floor and ceiling. */
+/**
+ * The interval after a record's first read: its ceiling. The first read finds everything new, so
+ * it says nothing about how often the record changes; starting at the ceiling and learning downward
+ * from the changes later reads find keeps a crowd of new members from flooding the budget.
+ */
 export function initialInterval(cadence: Cadence): number {
-  return clampInterval(Math.sqrt(cadence.floorMs * cadence.ceilingMs), cadence);
+  return clampInterval(cadence.ceilingMs, cadence);
 }
 
-/** The interval after a read: shorter when it found a change, longer when it did not. */
-export function nextReadInterval(previousMs: number | null, changed: boolean, cadence: Cadence): number {
-  const base = previousMs === null || !(previousMs > 0) ? initialInterval(cadence) : previousMs;
-  return clampInterval(base * (changed ? SOONER_AFTER_CHANGE : LATER_AFTER_NO_CHANGE), cadence);
+/**
+ * Where in [ceiling / 2, ceiling] a record's first interval falls, fixed per record (a hash of its
+ * key): members connected together would otherwise all come due in the same pass, again and again.
+ */
+export function firstIntervalSpread(key: string): number {
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  // murmur3's finalizer: keys that differ in one character end up far apart.
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b) >>> 0;
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35) >>> 0;
+  hash = (hash ^ (hash >>> 16)) >>> 0;
+  return 0.5 + 0.5 * (hash / 0xffffffff);
+}
+
+/**
+ * The interval after a read: shorter when it found a change, longer when it did not; after the
+ * first read, the ceiling times `spread` (firstIntervalSpread).
+ */
+export function nextReadInterval(
+  previousMs: number | null,
+  changed: boolean,
+  cadence: Cadence,
+  spread = 1,
+): number {
+  if (previousMs === null || !(previousMs > 0))
+    return clampInterval(initialInterval(cadence) * Math.min(1, Math.max(0.5, spread)), cadence);
+  return clampInterval(previousMs * (changed ? SOONER_AFTER_CHANGE : LATER_AFTER_NO_CHANGE), cadence);
 }
 
 /** What the warehouse knows of one record's reads (rewards.record_reads). */

@@ -5,6 +5,7 @@ import {
   READ_KINDS,
   dueAtMs,
   dueReads,
+  firstIntervalSpread,
   initialInterval,
   nextReadInterval,
   type Cadence,
@@ -37,9 +38,21 @@ describe('nextReadInterval', () => {
     expect(nextReadInterval(4 * HOUR, false, cadence)).toBe(6 * HOUR);
   });
 
-  it('starts a record never read at the geometric middle of floor and ceiling', () => {
-    expect(initialInterval(cadence)).toBe(Math.round(Math.sqrt(5 * MIN * 24 * HOUR)));
-    expect(nextReadInterval(null, false, cadence)).toBe(Math.round(initialInterval(cadence) * 1.5));
+  it("a record's first read sets its interval to the ceiling, changed or not: it says nothing yet", () => {
+    expect(initialInterval(cadence)).toBe(24 * HOUR);
+    expect(nextReadInterval(null, true, cadence)).toBe(24 * HOUR);
+    expect(nextReadInterval(null, false, cadence)).toBe(24 * HOUR);
+  });
+
+  it('spreads first intervals over [ceiling / 2, ceiling], fixed per record, so a crowd connected together does not come due together', () => {
+    const spreads = Array.from({ length: 1000 }, (_, i) => firstIntervalSpread(`member.visits m${i}`));
+    expect(Math.min(...spreads)).toBeGreaterThanOrEqual(0.5);
+    expect(Math.max(...spreads)).toBeLessThanOrEqual(1);
+    // Evenly enough: each tenth of the range holds some.
+    for (let tenth = 0; tenth < 10; tenth++)
+      expect(spreads.filter((s) => Math.floor((s - 0.5) * 20) === tenth).length).toBeGreaterThan(50);
+    expect(firstIntervalSpread('member.visits m1')).toBe(spreads[1]);
+    expect(nextReadInterval(null, true, cadence, 0.5)).toBe(12 * HOUR);
   });
 
   it('stays at the floor while the record keeps changing, and at the ceiling while it does not', () => {
@@ -62,10 +75,12 @@ describe('nextReadInterval', () => {
     );
   });
 
-  it('property: a record that changed is re-read sooner than one that did not', () => {
+  it('property: a record that changed is re-read sooner than one that did not (strictly, above the floor)', () => {
     fc.assert(
       fc.property(cadenceArb, fc.option(fc.integer({ min: 1, max: 2 ** 40 })), (c, prev) => {
         expect(nextReadInterval(prev, true, c)).toBeLessThanOrEqual(nextReadInterval(prev, false, c));
+        if (prev !== null && prev > c.floorMs * 2 && prev <= c.ceilingMs)
+          expect(nextReadInterval(prev, true, c)).toBeLessThan(prev);
       }),
     );
   });
