@@ -124,20 +124,22 @@ export async function runMembersPass(
         });
         const after = await memberRecordFingerprints(db, connection.memberId);
         const outcomes = result.kindsRead.map((kind): ReadOutcome => {
-          // A visit history read only in part (resume page set) has more to read: due again soon.
-          const changed =
-            before[kind] !== after[kind] || (kind === 'member.visits' && result.checkInsResumePage !== null);
+          const changed = before[kind] !== after[kind];
           const previous = stateOf.get(`${kind} ${connection.memberId}`)?.intervalMs ?? null;
+          // A visit history read only in part (resume page set) has more to read: due at the floor.
+          const unfinished = kind === 'member.visits' && result.checkInsResumePage !== null;
           return {
             kind,
             recordId: connection.memberId,
             changed,
-            intervalMs: nextReadInterval(
-              previous,
-              changed,
-              cadenceOf(kind),
-              firstIntervalSpread(`${kind} ${connection.memberId}`),
-            ),
+            intervalMs: unfinished
+              ? cadenceOf(kind).floorMs
+              : nextReadInterval(
+                  previous,
+                  changed,
+                  cadenceOf(kind),
+                  firstIntervalSpread(`${kind} ${connection.memberId}`),
+                ),
           };
         });
         await recordReads(db, outcomes, clock.now());
