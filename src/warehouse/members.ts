@@ -206,10 +206,10 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
     removed['member_connections'] = count(
       await trx.deleteFrom('rewards.member_connections').where('member_id', '=', memberId).execute(),
     );
-    removed['record_reads'] = await forgetMemberReads(trx, memberId);
     removed['oauth_tokens'] = count(
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
     );
+    removed['record_reads'] = await forgetMemberReads(trx, memberId);
     return removed;
   });
 }
