@@ -9,6 +9,7 @@ import * as leases from './20261125_0007_leases.js';
 import * as checkinsPartitioned from './20261126_0008_checkins_partitioned.js';
 import * as checkinsDailyRollup from './20261126_0009_checkins_daily_rollup.js';
 import * as schemaDriftAndEvents from './20261126_0011_schema_drift_and_events.js';
+import * as freshness from './20261126_0012_freshness.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20261126_0008_checkins_partitioned': checkinsPartitioned,
   '20261126_0009_checkins_daily_rollup': checkinsDailyRollup,
   '20261126_0011_schema_drift_and_events': schemaDriftAndEvents,
+  '20261126_0012_freshness': freshness,
 };

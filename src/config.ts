@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { packageVersion } from './package-info.js';
 import { Secret } from './secret.js';
+import type { Cadence, ReadKind } from './sync/read-cadence.js';
+import { cadencesFrom, parseReadCeilings } from './sync/read-ceilings.js';
 import {
   DEFAULT_REDIS_URL,
   RedisSettingProblem,
@@ -190,6 +192,18 @@ const envSchema = z.object({
   INTENT_POLL_SHARE: fraction.default(0.5),
   MEMBER_SYNC_SHARE: fraction.default(0.2),
   MEMBER_PII: z.enum(['store', 'hash', 'omit']).default('store'),
+  FRESHNESS_FLOOR: positiveDuration.default(300_000),
+  FRESHNESS_CEILINGS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return parseReadCeilings(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .default({}),
   LEASE_TTL: positiveDuration
     .refine((ms) => ms >= 3_000 && ms <= 600_000, 'must be from 3s to 10m')
     .default(30_000),
@@ -289,6 +303,8 @@ export interface Config {
     /** How email, phone, birthdate and zipcode land: as given, keyed-hashed, or not at all. */
     pii: MemberPiiMode;
   };
+  /** Adaptive read cadence (docs/freshness.md): each kind's floor and ceiling. */
+  freshness: { cadences: Record<ReadKind, Cadence> };
   alerts: {
     /** ALERT_WEBHOOK_URL without any `user:password@` (that becomes webhookAuthorization). */
     webhookUrl: string | undefined;
@@ -380,6 +396,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(String(issue?.path[0] ?? 'environment'), issue?.message ?? 'invalid');
   }
   return toConfig(parsed.data);
+}
+
+/** A floor above a ceiling would make the ceiling a lie: refused, naming the floor. */
+function freshnessCadences(floorMs: number, ceilings: Partial<Record<ReadKind, number>>) {
+  const cadences = cadencesFrom(floorMs, ceilings);
+  for (const [kind, cadence] of Object.entries(cadences)) {
+    if (cadence.floorMs > cadence.ceilingMs)
+      throw new ConfigError('FRESHNESS_FLOOR', `must not be longer than the ceiling of ${kind}`);
+  }
+  return cadences;
 }
 
 // URL.hostname brackets IPv6 ('[::1]'); a socket address does not ('::1').
@@ -516,6 +542,7 @@ function toConfig(env: Env): Config {
     snapshots: { maxDrop: env.SNAPSHOT_MAX_DROP },
     intents: { pollShare: env.INTENT_POLL_SHARE },
     members: { syncShare: env.MEMBER_SYNC_SHARE, pii: env.MEMBER_PII },
+    freshness: { cadences: freshnessCadences(env.FRESHNESS_FLOOR, env.FRESHNESS_CEILINGS) },
     alerts: {
       ...splitWebhookUrl(env.ALERT_WEBHOOK_URL, env.SVC_ALLOW_PLAIN_HTTP),
       webhookSecret: env.ALERT_WEBHOOK_SECRET,

@@ -7,6 +7,7 @@ import { doctorCommand } from './commands/doctor.js';
 import { membersCommand } from './commands/members.js';
 import { migrateCommand } from './commands/migrate.js';
 import { resyncCommand } from './commands/resync.js';
+import { planCommand } from './commands/plan.js';
 import { runCommand } from './commands/run.js';
 import { simulatorCommand } from './commands/simulator.js';
 import { statusCommand } from './commands/status.js';
@@ -23,6 +24,7 @@ export function registerCommands(program: Command, context: CliContext): void {
     resyncCommand,
     verifyCommand,
     statusCommand,
+    planCommand,
     doctorCommand,
     simulatorCommand,
     demoCommand,

@@ -6,6 +6,7 @@ import { secretValues, type Config } from '../config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
 import { countSchemaDriftByChange, listSchemaDrift } from '../warehouse/schema-drift.js';
+import { readFreshness, readRequestsSince } from '../warehouse/record-reads.js';
 import { readQueueDepths, readWorkers } from './queue-depths.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
 import { assessStatus, thresholdsFor } from './verdict.js';
@@ -32,6 +33,7 @@ export interface StatusSources {
 }
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 const CHART_HOURS = 24;
 
 /** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
@@ -54,6 +56,8 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     oauth,
     schemaDrift,
     retention,
+    kinds,
+    requestsLastHour,
   ] = await Promise.all([
     readCheckinsProgress(db, now),
     readWindows(db),
@@ -68,6 +72,8 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readOAuth(db, config.oauth !== undefined),
     listSchemaDrift(db),
     readRetentionSummary(db),
+    readFreshness(db, now, (kind) => config.freshness.cadences[kind].ceilingMs / 1000),
+    readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
   ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
@@ -109,6 +115,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
       rollupSeconds: secondsOrNull(config.checkins.rollupRetentionMs),
       removed: retention.targets,
     },
+    freshness: { requestsLastHour, kinds },
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));

@@ -1,5 +1,6 @@
 import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
+import { FRESHNESS_HEADINGS, freshnessRow, requestsLine } from './freshness-view.js';
 import { verdictLine } from './verdict.js';
 import { driftChangeLabel, driftExampleText, driftSummary } from './schema-drift-view.js';
 import { workerRow, workersNote } from './workers-view.js';
@@ -102,6 +103,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...checkinFeedSection(report),
     ...streamsSection(report, now),
     ...throughputSection(report),
+    ...freshnessSection(report),
     ...queuesSection(report),
     ...workersSection(report, now),
     ...failuresSection(report, now),
@@ -155,6 +157,16 @@ function throughputSection({ throughput }: StatusReport): string[] {
       ['stream', 'total', 'per hour'],
       throughput.series.map((s) => [s.stream, s.rows.reduce((a, b) => a + b, 0), sparkline(s.rows)]),
     ),
+  ];
+}
+
+function freshnessSection({ freshness }: StatusReport): string[] {
+  return [
+    heading('FRESHNESS', 'ages since last read and since a read last found a change; docs/freshness.md'),
+    `  requests  ${requestsLine(freshness)}`,
+    ...(freshness.kinds.length === 0
+      ? ['  no record read on an adaptive cadence yet']
+      : renderTable([...FRESHNESS_HEADINGS], freshness.kinds.map(freshnessRow))),
   ];
 }
 

@@ -27,6 +27,7 @@ export interface StatusReport {
   /** rewards.schema_drift, most recently seen first (at most 100; docs/schema-drift.md). */
   schemaDrift: SchemaDriftEntry[];
   retention: RetentionStatus;
+  freshness: FreshnessSummary;
 }
 
 /** One field of one resource whose shape changed: added, missing or of another type. */
@@ -40,6 +41,30 @@ export interface SchemaDriftEntry {
   count: number;
   /** One value received (null for `missing`); for member resources as MEMBER_PII keeps it. */
   example: unknown;
+}
+
+/** What the rate limit buys (docs/freshness.md): requests per stream and the age of each kind of record. */
+export interface FreshnessSummary {
+  /** API requests of the passes started in the last hour, per stream (sync_runs.requests). */
+  requestsLastHour: Array<{ stream: string; requests: number }>;
+  /** Per kind of record read on an adaptive cadence. */
+  kinds: RecordKindFreshness[];
+}
+
+export interface RecordKindFreshness {
+  kind: string;
+  records: number;
+  ceilingSeconds: number | null;
+  /** Age since each record was last read, in seconds. */
+  sinceReadP50Seconds: number | null;
+  sinceReadP95Seconds: number | null;
+  /** Age since a read last found each record changed (records never seen changed are left out). */
+  sinceChangedP50Seconds: number | null;
+  sinceChangedP95Seconds: number | null;
+  /** Reads that found nothing new, over all reads so far. */
+  unchangedShare: number | null;
+  /** Records read longer ago than their kind's ceiling: the budget does not keep up. */
+  pastCeiling: number;
 }
 
 export interface Verdict {

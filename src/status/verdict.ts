@@ -63,6 +63,12 @@ export function assessStatus(report: Omit<StatusReport, 'verdict'>, thresholds: 
     );
   else if (report.oauth.configured && report.oauth.lastError !== null)
     problems.push('OAuth token refresh failing');
+  for (const kind of report.freshness.kinds) {
+    if (kind.pastCeiling > 0)
+      problems.push(
+        `${plural(kind.pastCeiling, `${kind.kind} record`)} unread past the ceiling: the budget does not keep up (rewards-etl plan)`,
+      );
+  }
   if (report.rejected.last24h > 0)
     problems.push(`${plural(report.rejected.last24h, 'record')} rejected in 24 h`);
   return { ok: problems.length === 0, problems };

@@ -14,6 +14,14 @@ import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { ListResult, ParseResult, Rejection } from '../records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
+import { MEMBER_KINDS, planMemberReads, withUnreadKinds } from '../sync/member-read-plan.js';
+import { firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
+import {
+  activeMemberReadStates,
+  memberRecordFingerprints,
+  recordReads,
+  type ReadOutcome,
+} from '../warehouse/record-reads.js';
 import {
   memberCheckInFacts,
   recordMemberSync,
@@ -39,9 +47,11 @@ import { oauthOf } from './registry.js';
 import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 const STREAM = 'members';
+/** A member costs at least one request per kind it reads; the budget never drops below a whole member. */
+const MEMBER_KINDS_COUNT = MEMBER_KINDS.length;
 
-/** Requests one member costs at least: profile, status, wallets, tags, one page of visits, one of memberships. */
-const MIN_REQUESTS_PER_MEMBER = 6;
+/** Active connections a pass considers at most. */
+const MAX_CONNECTIONS = 1_000_000;
 /** Pages of visits one member may take per pass (the first read of a long history resumes next pass). */
 const MAX_CHECK_IN_PAGES = 10;
 const MEMBERSHIP_PAGE_SIZE = 100;
@@ -58,9 +68,12 @@ export interface MembersPassOptions {
 }
 
 /**
- * One pass over connected members, the longest unsynced first, within MEMBER_SYNC_SHARE of the
- * shared rate limit over MEMBERS_EVERY. Each member is synced with their own tokens: a revoked or
- * spent refresh token marks that connection `needs_reauth` and the pass goes on with the next.
+ * One pass over connected members within MEMBER_SYNC_SHARE of the shared rate limit over
+ * MEMBERS_EVERY. Each kind of a member's records (profile, status, wallets, tags, visits,
+ * memberships) is read only when due on its adaptive cadence (docs/freshness.md): records past
+ * their ceiling first, then the most overdue, then the recently active. Each member is synced with
+ * their own tokens: a revoked or spent refresh token marks that connection `needs_reauth` and the
+ * pass goes on with the next.
  */
 export async function runMembersPass(
   deps: StreamDeps<PartnerApi>,
@@ -72,12 +85,19 @@ export async function runMembersPass(
     options.fromTheTop === true
       ? Number.POSITIVE_INFINITY
       : Math.max(
-          MIN_REQUESTS_PER_MEMBER,
+          MEMBER_KINDS_COUNT,
           Math.floor(
             config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000),
           ),
         );
-  const candidates = await stalestConnections(db, 10_000);
+  const candidates = await stalestConnections(db, MAX_CONNECTIONS);
+  const byMember = new Map(candidates.map((connection) => [connection.memberId, connection]));
+  const cadenceOf = (kind: ReadKind) => config.freshness.cadences[kind];
+  const states = withUnreadKinds([...byMember.keys()], await activeMemberReadStates(db));
+  // A re-sync reads every kind of every active member: planned as if everything were due.
+  const nowMs = options.fromTheTop === true ? Number.MAX_SAFE_INTEGER : clock.now().getTime();
+  const plan = planMemberReads({ states, nowMs, cadenceOf, budget });
+  const stateOf = new Map(states.map((state) => [`${state.kind} ${state.recordId}`, state]));
   // Member tokens are stored without the stream's lease: a rotated refresh token must never be lost.
   const apis =
     options.apis ??
@@ -91,7 +111,10 @@ export async function runMembersPass(
   const stats = {
     synced: 0,
     profileRejected: 0,
-    skippedForBudget: 0,
+    skippedForBudget: plan.skippedForBudget,
+    dueRecords: plan.dueRecords,
+    kindsRead: 0,
+    kindsChanged: 0,
     needsReauth: 0,
     failed: 0,
     requests: 0,
@@ -102,19 +125,46 @@ export async function runMembersPass(
   let lastError: string | undefined;
   const aborted = () => signal?.aborted === true;
   try {
-    for (const connection of candidates) {
+    for (const planned of plan.reads) {
       if (aborted()) break;
-      if (stats.requests + MIN_REQUESTS_PER_MEMBER > budget) {
+      const connection = byMember.get(planned.memberId);
+      if (connection === undefined) continue;
+      // The plan counted one request per kind; extra pages of visits spent some of it already.
+      if (stats.requests + planned.kinds.length > budget) {
         stats.skippedForBudget++;
         continue;
       }
       const api = apis.forMember(connection.memberId);
       try {
-        const result = await syncMember(deps, api, connection, {
+        const before = await memberRecordFingerprints(db, connection.memberId);
+        const result = await syncMember(deps, api, connection, planned.kinds, {
           requestsLeft: budget - stats.requests,
           spend: () => stats.requests++,
           fromTheTop: options.fromTheTop === true,
         });
+        const after = await memberRecordFingerprints(db, connection.memberId);
+        const outcomes = result.kindsRead.map((kind): ReadOutcome => {
+          const changed = before[kind] !== after[kind];
+          const previous = stateOf.get(`${kind} ${connection.memberId}`)?.intervalMs ?? null;
+          // A visit history read only in part (resume page set) has more to read: due at the floor.
+          const unfinished = kind === 'member.visits' && result.checkInsResumePage !== null;
+          return {
+            kind,
+            recordId: connection.memberId,
+            changed,
+            intervalMs: unfinished
+              ? cadenceOf(kind).floorMs
+              : nextReadInterval(
+                  previous,
+                  changed,
+                  cadenceOf(kind),
+                  firstIntervalSpread(`${kind} ${connection.memberId}`),
+                ),
+          };
+        });
+        await recordReads(db, outcomes, clock.now());
+        stats.kindsRead += outcomes.length;
+        stats.kindsChanged += outcomes.filter((outcome) => outcome.changed).length;
         stats.rejected += result.rejected;
         if (result.unlistedAccountStatus !== undefined) {
           unlistedAccountStatuses.add(result.unlistedAccountStatus);
@@ -201,6 +251,7 @@ export async function runMembersPass(
       ...stats,
       budget,
       connections: candidates.length,
+      unchangedShare: stats.kindsRead === 0 ? null : 1 - stats.kindsChanged / stats.kindsRead,
       ...(unlistedAccountStatuses.size === 0
         ? {}
         : { unlistedAccountStatuses: [...unlistedAccountStatuses].join(',') }),
@@ -212,6 +263,8 @@ export async function runMembersPass(
 
 interface MemberSyncResult {
   rejected: number;
+  /** The kinds read (a route whose scope the member did not grant counts as read: nothing to see). */
+  kindsRead: ReadKind[];
   checkInsResumePage: number | null;
   /** Why the profile was rejected (it is in rejected_records); absent when it was stored. */
   profileRejected?: string;
@@ -226,13 +279,16 @@ function shortValue(value: string): string {
 }
 
 /**
- * Everything of one member: profile, status, wallets and tags in one transaction, then visits and
- * memberships page by page. A route whose scope the member did not grant is skipped, not an error.
+ * The due kinds of one member: profile, status, wallets and tags in one transaction, then visits
+ * and memberships page by page. A route whose scope the member did not grant is skipped, not an
+ * error. Memberships are derived from visits (a visit moves check_in_count and
+ * last_check_in_date), so a read that finds a new visit reads the memberships too.
  */
 async function syncMember(
   deps: StreamDeps<PartnerApi>,
   api: PartnerApi,
   connection: MemberConnection,
+  kinds: readonly ReadKind[],
   budget: { requestsLeft: number; spend: () => void; fromTheTop: boolean },
 ): Promise<MemberSyncResult> {
   const { db, clock, signal } = deps;
@@ -243,10 +299,11 @@ async function syncMember(
     budget.spend();
     return ifScoped(request);
   };
-  const me = await counted(api.getMe(call));
-  const status = await counted(api.getMyStatus(call));
-  const wallets = await counted(api.getMyWallets(call));
-  const tags = await counted(api.getMyTags(call));
+  const due = new Set(kinds);
+  const me = due.has('member.profile') ? await counted(api.getMe(call)) : SKIPPED;
+  const status = due.has('member.status') ? await counted(api.getMyStatus(call)) : SKIPPED;
+  const wallets = due.has('member.wallets') ? await counted(api.getMyWallets(call)) : SKIPPED;
+  const tags = due.has('member.tags') ? await counted(api.getMyTags(call)) : SKIPPED;
   const at = clock.now();
   const user = recordOf(me, rejections);
   const profileRejection = me !== SKIPPED && !me.ok ? me.rejection : undefined;
@@ -275,14 +332,20 @@ async function syncMember(
     await noteSchemaDrift(deps, 'member_statuses', driftCounts(driftOf(status)), member);
   if (wallets !== SKIPPED && wallets.ok) await noteSchemaDrift(deps, 'member_wallets', wallets.drift, member);
   if (tags !== SKIPPED && tags.ok) await noteSchemaDrift(deps, 'member_tags', tags.drift, member);
-  const checkIns = await syncMemberCheckIns(deps, api, connection, {
-    pages: Math.max(1, budget.requestsLeft - MIN_REQUESTS_PER_MEMBER + 1),
-    spend: budget.spend,
-    fromTheTop: budget.fromTheTop,
-  });
-  const membershipRejected = await syncMemberships(deps, api, memberId, budget.spend);
+  const checkIns = due.has('member.visits')
+    ? await syncMemberCheckIns(deps, api, connection, {
+        pages: Math.max(1, budget.requestsLeft - kinds.length + 1),
+        spend: budget.spend,
+        fromTheTop: budget.fromTheTop,
+      })
+    : { rejected: 0, resumePage: connection.checkInsResumePage, newVisits: false };
+  if (checkIns.newVisits) due.add('member.memberships');
+  const membershipRejected = due.has('member.memberships')
+    ? await syncMemberships(deps, api, memberId, budget.spend)
+    : 0;
   return {
     rejected: rejections.length + checkIns.rejected + membershipRejected,
+    kindsRead: MEMBER_KINDS.filter((kind) => due.has(kind)),
     checkInsResumePage: checkIns.resumePage,
     ...(profileRejection === undefined ? {} : { profileRejected: profileRejection.reason }),
     ...(user === undefined || user.accountStatusListed
@@ -329,10 +392,11 @@ async function syncMemberCheckIns(
   api: PartnerApi,
   connection: MemberConnection,
   budget: { pages: number; spend: () => void; fromTheTop: boolean },
-): Promise<{ rejected: number; resumePage: number | null }> {
+): Promise<{ rejected: number; resumePage: number | null; newVisits: boolean }> {
   const { db, clock, signal } = deps;
   const memberId = connection.memberId;
   const facts = await memberCheckInFacts(db, memberId);
+  let newVisits = false;
   let pagesLeft = budget.fromTheTop ? Number.POSITIVE_INFINITY : Math.min(MAX_CHECK_IN_PAGES, budget.pages);
   let rejected = 0;
   /** Reads from `startPage`; how the read ended, and the page to resume from when the bound cut it. */
@@ -347,6 +411,7 @@ async function syncMemberCheckIns(
           await storeMemberRejections(trx, memberId, result.rejections, piiPolicy(deps), at);
         });
         rejected += result.rejections.length;
+        if (result.records.some((record) => !facts.known.has(record.id))) newVisits = true;
         const decision = afterMemberCheckInPage({
           ids: [...result.records.map((r) => r.id), ...result.rejections.map((r) => r.recordId ?? '')],
           known: facts.known,
@@ -367,13 +432,13 @@ async function syncMemberCheckIns(
   };
   let resume = connection.checkInsResumePage;
   const head = await readFrom(0, !budget.fromTheTop && facts.known.size > 0);
-  if (head.ended === 'no-scope') return { rejected, resumePage: resume };
+  if (head.ended === 'no-scope') return { rejected, resumePage: resume, newVisits };
   // Read to the last page: nothing is left to resume.
-  if (budget.fromTheTop) return { rejected, resumePage: head.resume };
+  if (budget.fromTheTop) return { rejected, resumePage: head.resume, newVisits };
   if (facts.known.size === 0) resume = head.resume;
   else if (head.ended === 'bound') resume = Math.min(resume ?? Number.POSITIVE_INFINITY, head.resume);
   else if (resume !== null && pagesLeft > 0) resume = (await readFrom(resume, false)).resume;
-  return { rejected, resumePage: resume };
+  return { rejected, resumePage: resume, newVisits };
 }
 
 function oldestCreatedAt(records: readonly { createdAt: Date }[]): Date | undefined {

@@ -5,6 +5,7 @@ import { contentHash, progressInApiNames } from '../records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
+import { forgetMemberReads } from './record-reads.js';
 import type { DB, MemberConnectionStatus } from './schema.js';
 import { fromExcluded, type Executor } from './database.js';
 
@@ -229,6 +230,7 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
         .where('subject', 'like', `${memberId}:%`)
         .execute(),
     );
+    removed['record_reads'] = await forgetMemberReads(trx, memberId);
     return removed;
   });
 }

@@ -237,6 +237,18 @@ export interface SyncRunsTable {
   details: ColumnType<unknown, string | undefined, string>;
 }
 
+/** One record read on an adaptive cadence (migration 20261126_0012, docs/freshness.md). */
+export interface RecordReadsTable {
+  kind: string;
+  record_id: string;
+  last_read_at: Timestamp;
+  last_changed_at: Timestamp | null;
+  interval_seconds: number;
+  next_due_at: Timestamp;
+  reads: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
+  unchanged_reads: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
+}
+
 /** One row per piece of exclusive work (migration 0007); see src/leases/. */
 export interface LeasesTable {
   name: string;
@@ -454,6 +466,7 @@ export interface DB {
   'rewards.memberships_history': HistoryTable;
   'rewards.leases': LeasesTable;
   'rewards.schema_drift': SchemaDriftTable;
+  'rewards.record_reads': RecordReadsTable;
 }
 
 export type Restaurant = Selectable<RestaurantsTable>;

@@ -11,6 +11,7 @@ import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
+import { EVERY_PASS } from './every-pass.js';
 
 // Personal data stays where MEMBER_PII says, `forget` forgets everything, and a pass claims only
 // what it wrote (issue 26).
@@ -36,7 +37,7 @@ async function connect(memberId: string): Promise<void> {
 }
 
 const depsFor = (mode: MemberPiiMode) =>
-  h.deps({ env: { SVC_PAGE_SIZE: '20', MEMBER_SYNC_SHARE: '1', MEMBER_PII: mode } });
+  h.deps({ env: { SVC_PAGE_SIZE: '20', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS, MEMBER_PII: mode } });
 
 const hmac = (key: Buffer, value: string) => createHmac('sha256', key).update(value, 'utf8').digest('hex');
 

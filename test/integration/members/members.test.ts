@@ -10,6 +10,7 @@ import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
+import { EVERY_PASS } from './every-pass.js';
 
 // The members stream against the simulator over HTTP: each member synced with their own tokens.
 
@@ -38,7 +39,7 @@ const rows = (
 
 beforeAll(async () => {
   h = await createIntentHarness('members');
-  deps = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1' } });
+  deps = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS } });
   apis = createMemberApis({
     config: deps.config,
     redis: deps.redis,
@@ -238,7 +239,9 @@ describe('members stream', () => {
       .where('id', '=', m0)
       .executeTakeFirstOrThrow();
     const email = stored.email!;
-    const hashing = await h.deps({ env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', MEMBER_PII: 'hash' } });
+    const hashing = await h.deps({
+      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS, MEMBER_PII: 'hash' },
+    });
     await runMembersPass(hashing);
     const hashed = await h.database.db
       .selectFrom('rewards.members')
@@ -249,7 +252,7 @@ describe('members stream', () => {
     expect(hashed.email).toBe(createHmac('sha256', key).update(email).digest('hex'));
     expect(JSON.stringify(hashed.raw)).not.toContain(email);
     const omitting = await h.deps({
-      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', MEMBER_PII: 'omit' },
+      env: { SVC_PAGE_SIZE: '5', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS, MEMBER_PII: 'omit' },
     });
     await runMembersPass(omitting);
     const omitted = await h.database.db
@@ -267,7 +270,13 @@ describe('members stream', () => {
     await connect(extra);
     // 10 rps x 0.02 x 60 s = 12 requests: two members' worth (6 each when caught up); 3 are active.
     const tight = await h.deps({
-      env: { SVC_RATE_LIMIT_RPS: '10', MEMBER_SYNC_SHARE: '0.02', MEMBERS_EVERY: '60s', SVC_PAGE_SIZE: '5' },
+      env: {
+        SVC_RATE_LIMIT_RPS: '10',
+        MEMBER_SYNC_SHARE: '0.02',
+        ...EVERY_PASS,
+        MEMBERS_EVERY: '60s',
+        SVC_PAGE_SIZE: '5',
+      },
     });
     const outcome = await runMembersPass(tight);
     expect(outcome.details, JSON.stringify(outcome.details)).toMatchObject({
@@ -317,7 +326,7 @@ describe('members stream', () => {
 
   it('a long history is read over several passes, resuming where the page bound stopped it; nothing missed', async () => {
     const m0 = memberIds[0]!;
-    const small = await h.deps({ env: { SVC_PAGE_SIZE: '2', MEMBER_SYNC_SHARE: '1' } });
+    const small = await h.deps({ env: { SVC_PAGE_SIZE: '2', MEMBER_SYNC_SHARE: '1', ...EVERY_PASS } });
     await connect(m0); // forgotten above: a new connection with no history stored
     await runMembersPass(small);
     expect(await rows('member_check_ins', m0)).toHaveLength(20); // 10 pages of 2

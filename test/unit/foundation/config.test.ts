@@ -123,6 +123,11 @@ describe('configuration', () => {
     ['SVC_MAX_RESPONSE_SIZE', '-1MB'],
     ['ALERT_WEBHOOK_MAX_REPLY_SIZE', '64 parsecs'],
     ['CHECKINS_DELETE_CONFIRM_AFTER', '0s'],
+    ['FRESHNESS_FLOOR', '0s'],
+    ['FRESHNESS_FLOOR', '3h'], // longer than the 2 h ceiling of member.visits
+    ['FRESHNESS_CEILINGS', 'member.visits'],
+    ['FRESHNESS_CEILINGS', 'restaurant.mood=1h'],
+    ['FRESHNESS_CEILINGS', 'member.visits=0s'],
   ])('a bad %s stops start-up naming the variable (%j)', (variable, value) => {
     const attempt = () => loadConfig({ [variable]: value });
     expect(attempt).toThrow(ConfigError);

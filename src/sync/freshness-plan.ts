@@ -1,0 +1,181 @@
+import { READ_KINDS, type Cadence, type ReadKind } from './read-cadence.js';
+
+// `rewards-etl plan` (docs/freshness.md): what the rate limit buys, projected before anything runs
+// from the counts in the warehouse and the settings. Pure: the command reads the counts.
+
+const HOUR_MS = 3_600_000;
+
+export interface PlanInput {
+  rateLimitRps: number;
+  pageSize: number;
+  schedules: {
+    checkinsMs: number;
+    restaurantsMs: number;
+    challengesMs: number;
+    locationsMs: number;
+    balanceMs: number;
+    membersMs: number;
+  };
+  lookback: { windows: number; everyMs: number };
+  intentPollShare: number;
+  memberSyncShare: number;
+  /** Locations one locations pass refreshes (locationRefreshBudget), two requests each. */
+  locationsPerPass: number;
+  counts: {
+    restaurants: number;
+    locations: number;
+    challenges: number;
+    activeMembers: number;
+    openIntents: number;
+    /** New check-ins per hour over the last day. */
+    checkInsPerHour: number;
+  };
+  cadences: Record<ReadKind, Cadence>;
+  /** The median interval learned so far per kind (rewards.record_reads), when there is one. */
+  learnedIntervalMs: Partial<Record<ReadKind, number>>;
+}
+
+export interface StreamProjection {
+  stream: string;
+  requestsPerHour: number;
+  /** How the figure is made, for the reader. */
+  basis: string;
+}
+
+export interface RecordProjection {
+  kind: string;
+  records: number;
+  /** Every record read once per this long (on average). */
+  readEverySeconds: number | null;
+  /** Age since last read, spread evenly over the interval: p50 half of it, p95 95 % of it. */
+  readAgeP50Seconds: number | null;
+  readAgeP95Seconds: number | null;
+  requestsPerHour: number;
+  /** What sets the interval: the kind's ceiling, the interval learned so far, the schedule, or the budget. */
+  setBy: 'ceiling' | 'learned' | 'schedule' | 'budget';
+}
+
+export interface FreshnessPlan {
+  limitPerHour: number;
+  streams: StreamProjection[];
+  records: RecordProjection[];
+  totalRequestsPerHour: number;
+  problems: string[];
+}
+
+const perHour = (everyMs: number) => HOUR_MS / everyMs;
+
+function records(
+  kind: string,
+  count: number,
+  readEveryMs: number | null,
+  requestsPerRead: number,
+  setBy: RecordProjection['setBy'],
+): RecordProjection {
+  const seconds = readEveryMs === null || count === 0 ? null : readEveryMs / 1000;
+  return {
+    kind,
+    records: count,
+    readEverySeconds: seconds === null ? null : Math.round(seconds),
+    readAgeP50Seconds: seconds === null ? null : Math.round(seconds / 2),
+    readAgeP95Seconds: seconds === null ? null : Math.round(seconds * 0.95),
+    requestsPerHour:
+      readEveryMs === null || count === 0 ? 0 : (count * requestsPerRead * HOUR_MS) / readEveryMs,
+    setBy,
+  };
+}
+
+export function projectFreshness(input: PlanInput): FreshnessPlan {
+  const { counts, schedules, pageSize } = input;
+  const limitPerHour = input.rateLimitRps * 3600;
+  const problems: string[] = [];
+  const pages = (n: number) => Math.max(1, Math.ceil(n / pageSize));
+
+  // The feed: the head of the open window on every pass, new check-ins a page at a time, and one
+  // probe per window of the look-back on its own cadence.
+  const feed =
+    perHour(schedules.checkinsMs) +
+    counts.checkInsPerHour / pageSize +
+    input.lookback.windows * perHour(input.lookback.everyMs);
+  const restaurants = pages(counts.restaurants) * perHour(schedules.restaurantsMs);
+  const challengesPerRestaurant = counts.restaurants === 0 ? 0 : counts.challenges / counts.restaurants;
+  const challenges = counts.restaurants * pages(challengesPerRestaurant) * perHour(schedules.challengesMs);
+  const locationsPerPass = Math.min(counts.locations, input.locationsPerPass);
+  const locations = locationsPerPass * 2 * perHour(schedules.locationsMs);
+  const locationEveryMs =
+    locationsPerPass === 0 ? null : (counts.locations / locationsPerPass) * schedules.locationsMs;
+  const balance = perHour(schedules.balanceMs);
+  const intentsCap = limitPerHour * input.intentPollShare;
+
+  // Members: each kind at the interval learned so far (or its ceiling before any read), stretched
+  // evenly when the members' share of the limit cannot pay for it.
+  const memberBudget = limitPerHour * input.memberSyncShare;
+  const wanted = READ_KINDS.map((kind) => {
+    const learned = input.learnedIntervalMs[kind];
+    const cadence = input.cadences[kind];
+    const everyMs =
+      learned === undefined
+        ? cadence.ceilingMs
+        : Math.min(cadence.ceilingMs, Math.max(cadence.floorMs, learned));
+    return { kind, everyMs, setBy: learned === undefined ? ('ceiling' as const) : ('learned' as const) };
+  });
+  const wantedPerHour = wanted.reduce((sum, w) => sum + (counts.activeMembers * HOUR_MS) / w.everyMs, 0);
+  const stretch = wantedPerHour > memberBudget && memberBudget > 0 ? wantedPerHour / memberBudget : 1;
+  const memberRecords = wanted.map((w) =>
+    records(w.kind, counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
+  );
+  const members = memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0);
+  if (stretch > 1)
+    problems.push(
+      `members need ${Math.round(wantedPerHour).toLocaleString('en-US')} requests/h at their ceilings, MEMBER_SYNC_SHARE gives ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`,
+    );
+
+  const streams: StreamProjection[] = [
+    {
+      stream: 'checkins',
+      requestsPerHour: feed,
+      basis: 'one page per pass + new check-ins / page size + look-back probes',
+    },
+    { stream: 'restaurants', requestsPerHour: restaurants, basis: 'every page per RESTAURANTS_EVERY' },
+    {
+      stream: 'challenges',
+      requestsPerHour: challenges,
+      basis: 'one list per restaurant per CHALLENGES_EVERY',
+    },
+    {
+      stream: 'locations',
+      requestsPerHour: locations,
+      basis: 'full form + open hours of the stalest, per LOCATIONS_EVERY',
+    },
+    { stream: 'balance', requestsPerHour: balance, basis: 'one read per BALANCE_EVERY' },
+    {
+      stream: 'payment_intents',
+      requestsPerHour: counts.openIntents === 0 ? 0 : intentsCap,
+      basis: 'at most INTENT_POLL_SHARE of the limit while intents are open',
+    },
+    { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
+  ];
+  const total = streams.reduce((sum, s) => sum + s.requestsPerHour, 0);
+  if (total > limitPerHour)
+    problems.push(
+      `the streams would need ${Math.round(total).toLocaleString('en-US')} requests/h, the limit is ${Math.round(limitPerHour).toLocaleString('en-US')}: the shared limiter will make passes wait`,
+    );
+  // Snapshots are read on their streams' fixed schedules: the stream's requests are the kind's.
+  const snapshot = (kind: string, count: number, everyMs: number | null, requestsPerHour: number) => ({
+    ...records(kind, count, everyMs, 0, 'schedule'),
+    requestsPerHour,
+  });
+  const rows: RecordProjection[] = [
+    snapshot('restaurant', counts.restaurants, schedules.restaurantsMs, restaurants),
+    snapshot('restaurant.challenges', counts.restaurants, schedules.challengesMs, challenges),
+    snapshot('location', counts.locations, locationEveryMs, locations),
+    ...memberRecords,
+  ].map((row) => ({ ...row, requestsPerHour: Math.round(row.requestsPerHour) }));
+  return {
+    limitPerHour,
+    streams: streams.map((s) => ({ ...s, requestsPerHour: Math.round(s.requestsPerHour) })),
+    records: rows,
+    totalRequestsPerHour: Math.round(total),
+    problems,
+  };
+}

@@ -1,0 +1,76 @@
+import { dueReads, type Cadence, type DueRead, type ReadKind, type ReadState } from './read-cadence.js';
+
+// Which members a members pass reads, and which of their records, within the pass's budget of
+// requests (docs/freshness.md). Pure: the stream loads the read states and follows the plan.
+
+/** The member kinds, in the order a member's reads are made. */
+export const MEMBER_KINDS = [
+  'member.profile',
+  'member.status',
+  'member.wallets',
+  'member.tags',
+  'member.visits',
+  'member.memberships',
+] as const satisfies readonly ReadKind[];
+
+/** Requests a read of each kind costs at least (a list costs one page; more pages are spent as read). */
+export const MIN_REQUESTS_PER_KIND = 1;
+
+export interface MemberRead {
+  memberId: string;
+  /** The kinds due, in MEMBER_KINDS order. */
+  kinds: ReadKind[];
+}
+
+/**
+ * The members to read, most urgent first (a member is as urgent as its most urgent due record),
+ * each with the kinds due, as long as their minimum cost fits in `budget` requests. A member whose
+ * due kinds do not fit is skipped, and a cheaper one after it may still fit. Extra pages (a visit
+ * history longer than a page) are spent as read: the stream stops taking members when they run out.
+ */
+export function planMemberReads(input: {
+  states: readonly ReadState[];
+  nowMs: number;
+  cadenceOf: (kind: ReadKind) => Cadence;
+  budget: number;
+}): { reads: MemberRead[]; skippedForBudget: number; dueRecords: number } {
+  const due = dueReads(input.states, input.nowMs, input.cadenceOf);
+  const byMember = new Map<string, DueRead[]>();
+  for (const read of due) {
+    const list = byMember.get(read.recordId);
+    if (list) list.push(read);
+    else byMember.set(read.recordId, [read]);
+  }
+  // Map iteration follows insertion, so members come in the order of their most urgent read.
+  const reads: MemberRead[] = [];
+  let left = input.budget;
+  let skippedForBudget = 0;
+  for (const [memberId, memberDue] of byMember) {
+    const cost = memberDue.length * MIN_REQUESTS_PER_KIND;
+    if (cost > left) {
+      skippedForBudget++;
+      continue;
+    }
+    left -= cost;
+    const kinds = new Set(memberDue.map((read) => read.kind));
+    reads.push({ memberId, kinds: MEMBER_KINDS.filter((kind) => kinds.has(kind)) });
+  }
+  return { reads, skippedForBudget, dueRecords: due.length };
+}
+
+/** Read states for members with no row yet for some kind: never read, so due at once. */
+export function withUnreadKinds(memberIds: readonly string[], known: readonly ReadState[]): ReadState[] {
+  const seen = new Set(known.map((state) => `${state.kind} ${state.recordId}`));
+  const states = [...known];
+  for (const memberId of memberIds)
+    for (const kind of MEMBER_KINDS)
+      if (!seen.has(`${kind} ${memberId}`))
+        states.push({
+          kind,
+          recordId: memberId,
+          lastReadAtMs: null,
+          lastChangedAtMs: null,
+          intervalMs: null,
+        });
+  return states;
+}

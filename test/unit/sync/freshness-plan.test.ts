@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
+import { projectFreshness, type PlanInput } from '../../../src/sync/freshness-plan.js';
+
+const HOUR = 3_600_000;
+const config = loadConfig({});
+
+/** The world of issue 32 at 10 rps, with the default settings. */
+const production: PlanInput = {
+  rateLimitRps: 10,
+  pageSize: 100,
+  schedules: config.schedules,
+  lookback: { windows: 24, everyMs: config.checkins.lookbackEveryMs },
+  intentPollShare: 0.5,
+  memberSyncShare: 0.2,
+  locationsPerPass: 750,
+  counts: {
+    restaurants: 5_000,
+    locations: 20_000,
+    challenges: 15_000,
+    activeMembers: 10_000,
+    openIntents: 1_000,
+    checkInsPerHour: 2_000,
+  },
+  cadences: config.freshness.cadences,
+  learnedIntervalMs: {},
+};
+
+describe('projectFreshness', () => {
+  it('10,000 members at their default ceilings fit in MEMBER_SYNC_SHARE of 10 rps', () => {
+    const plan = projectFreshness(production);
+    const members = plan.streams.find((s) => s.stream === 'members')!;
+    // visits every 2 h (5,000/h), profile, status, tags, memberships daily (4 x 417/h), wallets weekly (60/h)
+    expect(members.requestsPerHour).toBe(Math.round(10_000 / 2 + (4 * 10_000) / 24 + 10_000 / 168));
+    const visits = plan.records.find((r) => r.kind === 'member.visits')!;
+    expect(visits).toMatchObject({
+      records: 10_000,
+      readEverySeconds: 7200,
+      readAgeP95Seconds: 6840,
+      setBy: 'ceiling',
+    });
+    expect(plan.problems.filter((p) => p.startsWith('members'))).toEqual([]);
+  });
+
+  it('says when the members share cannot pay for the ceilings, and stretches every kind alike', () => {
+    const plan = projectFreshness({ ...production, memberSyncShare: 0.05 }); // 1,800/h
+    expect(plan.problems[0]).toMatch(
+      /^members need 6,726 requests\/h at their ceilings, MEMBER_SYNC_SHARE gives 1,800/,
+    );
+    const visits = plan.records.find((r) => r.kind === 'member.visits')!;
+    expect(visits.setBy).toBe('budget');
+    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 1800));
+  });
+
+  it('uses the intervals learned so far, within floor and ceiling', () => {
+    const plan = projectFreshness({
+      ...production,
+      counts: { ...production.counts, activeMembers: 100 },
+      learnedIntervalMs: { 'member.visits': HOUR / 2, 'member.tags': 1, 'member.status': 30 * 24 * HOUR },
+    });
+    const kind = (name: string) => plan.records.find((r) => r.kind === name)!;
+    expect(kind('member.visits')).toMatchObject({ readEverySeconds: 1800, setBy: 'learned' });
+    expect(kind('member.tags').readEverySeconds).toBe(300); // the 5 min floor
+    expect(kind('member.status').readEverySeconds).toBe(86_400); // the 24 h ceiling
+  });
+
+  it('shows how rarely a location is refreshed at a network of thousands', () => {
+    const location = projectFreshness(production).records.find((r) => r.kind === 'location')!;
+    // 750 of 20,000 a day: each one every 26.7 days.
+    expect(location.readEverySeconds).toBe(Math.round((20_000 / 750) * 86_400));
+  });
+
+  it('property: no figure is negative, and members never plan more than their share of the limit', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          restaurants: fc.nat(10_000),
+          locations: fc.nat(50_000),
+          challenges: fc.nat(50_000),
+          activeMembers: fc.nat(50_000),
+          openIntents: fc.nat(5_000),
+          checkInsPerHour: fc.nat(10_000),
+        }),
+        fc.double({ min: 0.1, max: 100, noNaN: true }),
+        (counts, rps) => {
+          const plan = projectFreshness({ ...production, rateLimitRps: rps, counts });
+          for (const s of plan.streams) expect(s.requestsPerHour).toBeGreaterThanOrEqual(0);
+          const members = plan.streams.find((s) => s.stream === 'members')!.requestsPerHour;
+          expect(members).toBeLessThanOrEqual(
+            Math.ceil(rps * 3600 * 0.2) + 1 + (counts.activeMembers === 0 ? 0 : 0),
+          );
+        },
+      ),
+    );
+  });
+});
