@@ -1,5 +1,6 @@
 import { formatCount, formatDuration } from './format.js';
-import type { FreshnessSummary, RecordKindFreshness } from './status-report.js';
+import type { FreshnessSummary } from './status-report.js';
+import type { RecordKindFreshness } from '../warehouse/record-reads.js';
 
 // The FRESHNESS part of `status` (terminal) and its cells, shared with the status page: what the
 // rate limit buys, per stream (requests in the last hour) and per kind of record (ages).

@@ -2,6 +2,7 @@
 // (instants are ISO strings), and never a secret: token values are not even read.
 
 import type { WorkerRecord } from '../worker/worker-records.js';
+import type { RecordKindFreshness } from '../warehouse/record-reads.js';
 
 export const WINDOW_STATES = ['pending', 'running', 'complete', 'failed'] as const;
 export type WindowState = (typeof WINDOW_STATES)[number];
@@ -49,22 +50,6 @@ export interface FreshnessSummary {
   requestsLastHour: Array<{ stream: string; requests: number }>;
   /** Per kind of record read on an adaptive cadence. */
   kinds: RecordKindFreshness[];
-}
-
-export interface RecordKindFreshness {
-  kind: string;
-  records: number;
-  ceilingSeconds: number | null;
-  /** Age since each record was last read, in seconds. */
-  sinceReadP50Seconds: number | null;
-  sinceReadP95Seconds: number | null;
-  /** Age since a read last found each record changed (records never seen changed are left out). */
-  sinceChangedP50Seconds: number | null;
-  sinceChangedP95Seconds: number | null;
-  /** Reads that found nothing new, over all reads so far. */
-  unchangedShare: number | null;
-  /** Records read longer ago than their kind's ceiling: the budget does not keep up. */
-  pastCeiling: number;
 }
 
 export interface Verdict {

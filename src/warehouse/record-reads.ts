@@ -1,10 +1,26 @@
 import { sql } from 'kysely';
 import { isReadKind, type ReadKind, type ReadState } from '../sync/read-cadence.js';
-import type { RecordKindFreshness } from '../status/status-report.js';
 import type { Executor } from './database.js';
 
 // Repository for rewards.record_reads (migration 20261126_0012, docs/freshness.md): when each
 // record read on an adaptive cadence was last read, last found changed, and is due next.
+
+/** How fresh one kind of record is (status, the status page; docs/freshness.md). */
+export interface RecordKindFreshness {
+  kind: string;
+  records: number;
+  ceilingSeconds: number | null;
+  /** Age since each record was last read, in seconds. */
+  sinceReadP50Seconds: number | null;
+  sinceReadP95Seconds: number | null;
+  /** Age since a read last found each record changed (records never seen changed are left out). */
+  sinceChangedP50Seconds: number | null;
+  sinceChangedP95Seconds: number | null;
+  /** Reads that found nothing new, over all reads so far. */
+  unchangedShare: number | null;
+  /** Records read longer ago than their kind's ceiling: the budget does not keep up. */
+  pastCeiling: number;
+}
 
 /** The read states of every member with an active connection (kinds not read yet have no row). */
 export async function activeMemberReadStates(db: Executor): Promise<ReadState[]> {
