@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
 import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
-import type { PassResult } from '../../streams/passes.js';
 import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
 import { stripControlCharacters } from '../../terminal-text.js';
 import type { CliContext } from '../context.js';
@@ -9,7 +8,8 @@ import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { parseInstant } from '../parse-instant.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
-import { expandStreams, formatLine, formatResult } from './run.js';
+import { expandStreams } from './run.js';
+import { exitIfStopped, runPassesInForeground } from '../foreground-passes.js';
 
 interface ResyncOptions {
   from?: string;
@@ -82,7 +82,7 @@ export function resyncCommand(context: CliContext): Command {
         const { runResync } = await import('../../streams/resync.js');
         const { stopsThePass } = await import('../../streams/pass-stop.js');
         const progress = await progressDisplay(context);
-        const left: string[] = [];
+        let left: string[];
         let stoppedBy: Error | undefined;
         try {
           if (streams.includes('checkins')) {
@@ -95,46 +95,23 @@ export function resyncCommand(context: CliContext): Command {
               `note: --from/--to narrow ${ranged.join(', ') || 'no named stream'}; ${whole.join(', ')} ${whole.length === 1 ? 'is' : 'are'} read whole\n`,
             );
           }
-          for (const stream of streams) {
-            if (stoppedBy !== undefined) {
-              context.stdout.write(
-                formatLine(stream, 'not run', 'the partner API asked every client to wait'),
-              );
-              left.push(stream);
-              continue;
-            }
-            if (!streamEnabled(config, stream)) {
-              context.stdout.write(
-                formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
-              );
-              continue;
-            }
-            let result: PassResult;
-            try {
-              result = await runResync({ ...runtime.deps, signal: controller.signal }, stream, {
+          ({ left, stoppedBy } = await runPassesInForeground({
+            context,
+            config,
+            streams,
+            signal: controller.signal,
+            runOne: (stream) =>
+              runResync({ ...runtime.deps, signal: controller.signal }, stream, {
                 range,
                 wait: options.wait === true,
                 progress: (update) => progress.update(stream, update),
                 onWaiting: (reason) => progress.waiting(stream, reason),
-              });
-            } catch (error) {
-              progress.end();
-              left.push(stream);
-              context.stdout.write(
-                formatLine(stream, 'failed', error instanceof Error ? error.message : String(error)),
-              );
-              if (controller.signal.aborted) break;
-              if (stopsThePass(error)) stoppedBy = error;
-              continue;
-            }
-            progress.end();
-            context.stdout.write(formatResult(result));
-            for (const problem of 'problems' in result ? (result.problems ?? []) : []) {
-              context.stdout.write(`${''.padEnd(16)}   ${stripControlCharacters(problem)}\n`);
-            }
+              }),
             // A stream not re-synced (busy, failed, partly done) is data left behind: exit 1 naming it.
-            if (result.status !== 'succeeded') left.push(stream);
-          }
+            leftBehind: (result) => result.status !== 'succeeded',
+            beforeLine: () => progress.end(),
+            stopsThePass,
+          }));
         } finally {
           progress.end();
           detach();
@@ -142,14 +119,7 @@ export function resyncCommand(context: CliContext): Command {
         }
         if (controller.signal.aborted)
           throw new CliExit(ExitCode.failed, 'interrupted: the re-sync did not finish');
-        if (stoppedBy !== undefined) {
-          throw new CliExit(
-            ExitCode.failed,
-            /RETRY_AFTER_MAX/.test(stoppedBy.message)
-              ? 'stopped: the partner API asked for a wait longer than RETRY_AFTER_MAX; run again later (or raise RETRY_AFTER_MAX)'
-              : 'stopped: every process is paused after a 429 for longer than a request may wait; run again later',
-          );
-        }
+        exitIfStopped(stoppedBy);
         if (left.length > 0) {
           throw new CliExit(ExitCode.failed, `not fully re-synced: ${left.join(', ')} (see above)`);
         }

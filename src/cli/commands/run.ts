@@ -1,12 +1,11 @@
 import { Command } from 'commander';
 import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
 import { STREAM_NAMES, isStreamName, streamEnabled, type StreamName } from '../../streams/registry.js';
-import type { PassResult } from '../../streams/passes.js';
 import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
+import { exitIfStopped, runPassesInForeground } from '../foreground-passes.js';
 import { onInterrupt } from '../interrupt.js';
-import { stripControlCharacters } from '../../terminal-text.js';
 
 export function runCommand(context: CliContext): Command {
   return new Command('run')
@@ -33,54 +32,27 @@ export function runCommand(context: CliContext): Command {
       const runtime = await openMigratedRuntime(config, logger, 'rewards-etl run');
       const controller = new AbortController();
       const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
-      let failed = 0;
-      let stoppedBy: Error | undefined;
       try {
-        for (const stream of streams) {
-          if (stoppedBy !== undefined) {
-            context.stdout.write(formatLine(stream, 'not run', 'the partner API asked every client to wait'));
-            continue;
-          }
-          if (!streamEnabled(config, stream)) {
-            context.stdout.write(
-              formatLine(stream, 'skipped', 'OAuth is not configured (SVC_OAUTH_CLIENT_ID, …)'),
-            );
-            continue;
-          }
-          let result: PassResult;
-          try {
-            result = await runStreamPass({ ...runtime.deps, signal: controller.signal }, stream);
-          } catch (error) {
-            failed++;
-            context.stdout.write(
-              formatLine(stream, 'failed', error instanceof Error ? error.message : String(error)),
-            );
-            if (controller.signal.aborted) break;
-            // The next stream would only meet the same pause: the whole run stops here.
-            if (stopsThePass(error)) stoppedBy = error;
-            continue;
-          }
+        const { left, stoppedBy } = await runPassesInForeground({
+          context,
+          config,
+          streams,
+          signal: controller.signal,
+          runOne: (stream) => runStreamPass({ ...runtime.deps, signal: controller.signal }, stream),
           // Partial is a failure here: a cron job or an alert on the exit code must see data left behind.
-          if (result.status === 'failed' || result.status === 'partial') failed++;
-          context.stdout.write(formatResult(result));
-          for (const problem of 'problems' in result ? (result.problems ?? []) : []) {
-            context.stdout.write(`${''.padEnd(16)}   ${stripControlCharacters(problem)}\n`);
-          }
+          leftBehind: (result) => result.status === 'failed' || result.status === 'partial',
+          stopsThePass,
+        });
+        exitIfStopped(stoppedBy);
+        if (left.length > 0) {
+          throw new CliExit(
+            ExitCode.failed,
+            `${left.length} stream(s) failed or left work undone (see above)`,
+          );
         }
       } finally {
         detach();
         await runtime.close();
-      }
-      if (stoppedBy !== undefined) {
-        throw new CliExit(
-          ExitCode.failed,
-          /RETRY_AFTER_MAX/.test(stoppedBy.message)
-            ? 'stopped: the partner API asked for a wait longer than RETRY_AFTER_MAX; run again later (or raise RETRY_AFTER_MAX)'
-            : 'stopped: every process is paused after a 429 for longer than a request may wait; run again later',
-        );
-      }
-      if (failed > 0) {
-        throw new CliExit(ExitCode.failed, `${failed} stream(s) failed or left work undone (see above)`);
       }
     });
 }
@@ -94,22 +66,4 @@ export function expandStreams(names: readonly string[]): StreamName[] {
       throw new CliExit(ExitCode.usage, `unknown stream "${name}"; streams: ${STREAM_NAMES.join(', ')}, all`);
   }
   return [...new Set(out)];
-}
-
-export function formatLine(stream: string, status: string, text: string): string {
-  return `${stream.padEnd(16)} ${status.padEnd(10)} ${text}\n`;
-}
-
-export function formatResult(result: PassResult): string {
-  if (!('runId' in result)) return formatLine(result.stream, result.status, result.reason);
-  const details = Object.entries(result.details ?? {})
-    .filter(([, value]) => value !== undefined && value !== null && typeof value !== 'object')
-    .map(([key, value]) => `${key}=${String(value)}`)
-    .join(' ');
-  const summary = `${result.rows.toLocaleString('en-US')} rows, ${(result.requests ?? 0).toLocaleString('en-US')} requests`;
-  return formatLine(
-    result.stream,
-    result.status,
-    `${summary}${details === '' ? '' : `  (${details})`}${result.error ? `  ${result.error}` : ''}`,
-  );
 }
