@@ -14,6 +14,7 @@ import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
+import { EVERY_PASS } from '../members/every-pass.js';
 
 // Schema drift against the simulator's schema faults (docs/schema-drift.md): per resource kind, an
 // added field is kept (extra or raw) and recorded once per (resource, field, change); a dropped
@@ -62,6 +63,8 @@ beforeAll(async () => {
       CHECKINS_WINDOW: '12h',
       MEMBER_PII: 'hash',
       MEMBER_SYNC_SHARE: '1',
+      // Every kind of every member read on each pass, as before the adaptive cadence.
+      ...EVERY_PASS,
     },
   });
   apis = createMemberApis({

@@ -83,16 +83,26 @@ describe('migration 0008 converts an existing check_ins in place', () => {
     const { rows: before } = await sql`select * from rewards.check_ins order by id`.execute(db);
     const results = await Promise.all([migrateToLatest(db), migrateToLatest(other)]);
     const applied = results.map((result) => result.applied).sort((a, b) => b.length - a.length);
-    expect(applied).toEqual([
-      ['20261126_0008_checkins_partitioned', '20261126_0009_checkins_daily_rollup'],
-      [],
+    // 0008 and 0009 convert; the migrations after them apply in the same run.
+    const pending = Object.keys(migrations)
+      .sort()
+      .filter((name) => name >= '20261126');
+    expect(pending.slice(0, 2)).toEqual([
+      '20261126_0008_checkins_partitioned',
+      '20261126_0009_checkins_daily_rollup',
     ]);
+    expect(applied).toEqual([pending, []]);
 
     const { rows: kind } = await sql<{ relkind: string }>`
       select relkind from pg_class where oid = 'rewards.check_ins'::regclass`.execute(db);
     expect(kind[0]?.relkind).toBe('p');
-    const { rows: after } = await sql`select * from rewards.check_ins order by id`.execute(db);
-    expect(after).toEqual(before);
+    const { rows: after } = await sql<
+      Record<string, unknown>
+    >`select * from rewards.check_ins order by id`.execute(db);
+    // Later migrations may add columns (0011: extra, null); every column the rows had is unchanged.
+    expect(after.map((row) => Object.fromEntries(Object.keys(before[0]!).map((k) => [k, row[k]])))).toEqual(
+      before,
+    );
     expect(await partitionOf(db, ID(1))).toEqual(['rewards.check_ins_p202609']);
     expect(await partitionOf(db, ID(2))).toEqual(['rewards.check_ins_p202610']);
     // The rollup starts from the rows: live rows only, the median of ended visits.

@@ -50,14 +50,19 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
     return { t, env };
   }
 
-  /** The first window some worker holds with at least one page recorded. */
-  async function windowBeingPaged(t: TestDatabase) {
+  /**
+   * The first window some worker holds with at least one page recorded and at most `maxPages`
+   * (so that, on a busy machine where this poll runs late, it still has pages left to page).
+   */
+  async function windowBeingPaged(t: TestDatabase, maxPages = Number.POSITIVE_INFINITY) {
+    const paging = (w: Awaited<ReturnType<typeof checkInWindows>>[number]) =>
+      w.status === 'running' && w.pages > 0 && w.pages <= maxPages;
     const rows = await pollUntil(
       () => checkInWindows(t.db),
-      (windows) => windows.some((w) => w.status === 'running' && w.pages > 0),
+      (windows) => windows.some(paging),
       45_000,
     );
-    return rows.find((w) => w.status === 'running' && w.pages > 0)!;
+    return rows.find(paging)!;
   }
 
   /** A second worker finishes every window; then `verify` must find the warehouse equal to the API. */
@@ -121,11 +126,12 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
 
   it('--shutdown-deadline 1 releases a long window (pending, checkpoint kept) and exits 0', async () => {
     const { t, env } = await fixture('deadline');
-    // 9 pages at 1.5 s each: far longer than the 1 s deadline.
-    sim.control.faults.set({ latencyMs: 1_500 });
+    // 9 pages at 3 s each: far longer than the 1 s deadline, and taken while 5 or more pages are
+    // left (a window seen late, on its last page, could rightly finish within the deadline).
+    sim.control.faults.set({ latencyMs: 3_000 });
     const worker = pool.spawnCli(['worker', '--shutdown-deadline', '1'], { env, label: 'worker-1' });
     await worker.waitForLog('worker started', 30_000);
-    const held = await windowBeingPaged(t);
+    const held = await windowBeingPaged(t, 4);
 
     const exit = await worker.stop('SIGTERM', 30_000);
     expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
