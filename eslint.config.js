@@ -129,7 +129,38 @@ const pureRule = (dir) =>
 
 // Size: warnings, so the lint stays green while a file waits to be split; today's exceptions are
 // listed below by name, so a new long file or function shows at once.
-const SIZE_EXCEPTIONS = [];
+// Today's (issue 28): each is a file or a function to split at its named steps; remove it from
+// the list when it is.
+const SIZE_EXCEPTIONS = [
+  'src/api/api-requester.ts',
+  'src/api/shared-rate-limiter.ts',
+  'src/cli/commands/backfill.ts',
+  'src/cli/commands/resync.ts',
+  'src/cli/commands/simulator.ts',
+  'src/cli/commands/verify.ts',
+  'src/cli/commands/worker.ts',
+  'src/config.ts',
+  'src/doctor/judge.ts',
+  'src/http/server.ts',
+  'src/http/status-page.ts',
+  'src/metrics.ts',
+  'src/runtime/pipeline.ts',
+  'src/status/collect-status.ts',
+  'src/streams/alerts.ts',
+  'src/streams/checkins.ts',
+  'src/streams/members.ts',
+  'src/streams/passes.ts',
+  'src/streams/payment-intents.ts',
+  'src/streams/resync-checkins.ts',
+  'src/streams/resync-payment-intents.ts',
+  'src/sync/freshness-plan.ts',
+  'src/warehouse/locations.ts',
+  'src/warehouse/members.ts',
+  'src/warehouse/payment-intents.ts',
+  'src/warehouse/schema.ts',
+  'src/worker/liveness.ts',
+  'src/worker/worker.ts',
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'eslint.config.js'] },
