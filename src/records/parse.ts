@@ -6,6 +6,7 @@ import {
   unknownFields,
   type DriftCount,
   type FieldDrift,
+  valueAt,
 } from './schema-drift.js';
 import { formatJsonPath, unstorableReason } from './storable.js';
 
@@ -86,17 +87,6 @@ export function readRecordId(payload: unknown): string | null {
 
 export function reject(payload: unknown, reason: string): { ok: false; rejection: Rejection } {
   return { ok: false, rejection: { recordId: readRecordId(payload), reason, payload } };
-}
-
-function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
-  let current: unknown = payload;
-  for (const key of path) {
-    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, key)) {
-      return { found: false, value: undefined };
-    }
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return { found: true, value: current };
 }
 
 /** How a reason shows what was received: the value itself, or only its type (personal data). */

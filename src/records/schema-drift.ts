@@ -86,7 +86,8 @@ export function driftFromIssues(
   return out;
 }
 
-function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
+/** The value at `path` in a received record, and whether it is there at all. */
+export function valueAt(payload: unknown, path: readonly PropertyKey[]): { found: boolean; value: unknown } {
   let current: unknown = payload;
   for (const key of path) {
     if (typeof current !== 'object' || current === null || !Object.hasOwn(current, key)) {
