@@ -1,14 +1,17 @@
 import type { PipelineMetrics } from '../metrics.js';
 import type { GaugeFigures } from '../status/collect-status.js';
 import { QUEUE_STATES, WINDOW_STATES } from '../status/status-report.js';
+import type { StreamName } from '../streams/registry.js';
+
+const CHECKINS = 'checkins' satisfies StreamName;
 
 /**
  * Sets the shared-state gauges from what Postgres and Redis say now. A figure we could not
  * read is removed rather than left at its last value: a stale number looks healthy.
  */
 export function refreshGauges(metrics: PipelineMetrics, figures: GaugeFigures): void {
-  if (figures.checkins.lagSeconds === null) metrics.watermarkLagSeconds.remove({ stream: 'checkins' });
-  else metrics.watermarkLagSeconds.set({ stream: 'checkins' }, figures.checkins.lagSeconds);
+  if (figures.checkins.lagSeconds === null) metrics.watermarkLagSeconds.remove({ stream: CHECKINS });
+  else metrics.watermarkLagSeconds.set({ stream: CHECKINS }, figures.checkins.lagSeconds);
 
   for (const state of WINDOW_STATES) metrics.windowsByState.set({ state }, figures.windows.counts[state]);
 

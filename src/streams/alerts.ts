@@ -15,7 +15,10 @@ import {
   type ClaimedAlert,
 } from '../warehouse/alerts.js';
 import { unfenced } from '../leases/fenced-database.js';
+import type { StreamName } from './registry.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
+
+const STREAM = 'alerts' satisfies StreamName;
 
 const NO_WEBHOOK = 'not delivered: ALERT_WEBHOOK_URL is not set';
 const NO_SECRET = 'not delivered: ALERT_WEBHOOK_SECRET is not set (alerts are only sent signed)';
@@ -34,7 +37,7 @@ export async function runAlertsPass(
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): Promise<PassOutcome> {
   const { db, config, logger } = deps;
-  const log = logger.child({ stream: 'alerts' });
+  const log = logger.child({ stream: STREAM });
   const url = config.alerts.webhookUrl;
   const secret = config.alerts.webhookSecret;
 
@@ -103,7 +106,7 @@ export async function deliverAlertsNow(
   const context = {
     webhook: webhookOf(deps.config.alerts, url, secret),
     policy,
-    log: deps.logger.child({ stream: 'alerts' }),
+    log: deps.logger.child({ stream: STREAM }),
     tally,
   };
   await Promise.all(
@@ -132,7 +135,7 @@ export function deliverAlertsSoon(deps: StreamDeps<unknown>, ids: readonly strin
       await deliverAlertsNow(deps, ids);
     } catch (error) {
       deps.logger.warn(
-        { stream: 'alerts', err: error, alertIds: ids },
+        { stream: STREAM, err: error, alertIds: ids },
         'immediate alert delivery failed; the alerts pass will retry',
       );
     }
@@ -166,70 +169,72 @@ interface DeliveryTally {
   gaveUp: number;
 }
 
+interface DeliveryContext {
+  webhook: Webhook;
+  policy: AlertDeliveryPolicy;
+  log: StreamDeps<unknown>['logger'];
+  tally: DeliveryTally;
+}
+
 /** One attempt for a claimed alert: delivered, retried later, or given up. */
 async function deliverClaimed(
   deps: StreamDeps<unknown>,
   alert: ClaimedAlert,
-  context: {
-    webhook: Webhook;
-    policy: AlertDeliveryPolicy;
-    log: StreamDeps<unknown>['logger'];
-    tally: DeliveryTally;
-  },
+  context: DeliveryContext,
 ): Promise<void> {
-  const { db, clock, metrics } = deps;
-  const { webhook, policy, log, tally } = context;
-  const target = describeTarget(webhook.url);
-  const result = await deliverOne(alert, { ...webhook, policy, now: clock.now() });
-  const now = clock.now();
-  if (result.ok) {
-    await markAlertDelivered(unfenced(db), alert);
-    tally.delivered++;
-    metrics.alertDeliveries.inc({ outcome: 'delivered' });
-    log.info(
-      {
-        alertId: alert.id,
-        type: alert.type,
-        subject: alert.subject,
-        paymentIntentId: alert.paymentIntentId,
-        attempts: alert.attempts,
-      },
-      'alert delivered',
-    );
-    return;
-  }
+  const { webhook, policy } = context;
+  const result = await deliverOne(alert, { ...webhook, policy, now: deps.clock.now() });
+  if (result.ok) await recordDelivered(deps, alert, context);
+  else await recordFailedAttempt(deps, alert, result.error, context);
+}
+
+async function recordDelivered(deps: StreamDeps<unknown>, alert: ClaimedAlert, context: DeliveryContext) {
+  await markAlertDelivered(unfenced(deps.db), alert);
+  context.tally.delivered++;
+  deps.metrics.alertDeliveries.inc({ outcome: 'delivered' });
+  context.log.info({ ...alertFields(alert), attempts: alert.attempts }, 'alert delivered');
+}
+
+/** A failed attempt: retried on the policy's backoff, or given up past its attempts or age. */
+async function recordFailedAttempt(
+  deps: StreamDeps<unknown>,
+  alert: ClaimedAlert,
+  error: string,
+  context: DeliveryContext,
+): Promise<void> {
+  const { policy, log, tally } = context;
+  const target = describeTarget(context.webhook.url);
+  const now = deps.clock.now();
   const next = afterFailedAttempt({ attempts: alert.attempts, createdAt: alert.createdAt, now }, policy);
   if (next.giveUp) {
-    await markAlertAttemptFailed(unfenced(db), alert, { error: result.error, giveUp: true });
+    await markAlertAttemptFailed(unfenced(deps.db), alert, { error, giveUp: true });
     tally.gaveUp++;
-    metrics.alertDeliveries.inc({ outcome: 'gave_up' });
-    log.error(
-      {
-        alertId: alert.id,
-        type: alert.type,
-        subject: alert.subject,
-        paymentIntentId: alert.paymentIntentId,
-        attempts: alert.attempts,
-        error: result.error,
-        target,
-      },
-      'alert delivery given up',
-    );
+    deps.metrics.alertDeliveries.inc({ outcome: 'gave_up' });
+    log.error({ ...alertFields(alert), attempts: alert.attempts, error, target }, 'alert delivery given up');
     return;
   }
-  await markAlertAttemptFailed(unfenced(db), alert, { error: result.error, retryInMs: next.retryInMs });
+  await markAlertAttemptFailed(unfenced(deps.db), alert, { error, retryInMs: next.retryInMs });
   tally.failedAttempts++;
-  metrics.alertDeliveries.inc({ outcome: 'failed' });
+  deps.metrics.alertDeliveries.inc({ outcome: 'failed' });
   log.warn(
     {
       alertId: alert.id,
       attempts: alert.attempts,
-      error: result.error,
+      error,
       target,
       nextAttemptAt: new Date(now.getTime() + next.retryInMs).toISOString(),
     },
     'alert delivery failed; will retry',
   );
+}
+
+function alertFields(alert: ClaimedAlert) {
+  return {
+    alertId: alert.id,
+    type: alert.type,
+    subject: alert.subject,
+    paymentIntentId: alert.paymentIntentId,
+  };
 }
 
 async function deliverOne(
