@@ -85,7 +85,7 @@ export function newWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-export function startLivenessWatchdog(options: {
+export interface LivenessOptions {
   redis: RedisClient;
   prefix: string;
   queues: readonly QueueName[];
@@ -98,27 +98,18 @@ export function startLivenessWatchdog(options: {
   onStuck: (report: LivenessReport) => void;
   intervalMs?: number;
   now?: () => number;
-}): LivenessWatchdog {
-  const { redis, prefix, tracker, logger } = options;
+}
+
+export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdog {
+  const { logger } = options;
   const now = options.now ?? Date.now;
   const startedAt = new Date(now()).toISOString();
   const readers = options.queues.map(
-    (name) => new Queue(name, { connection: redis, prefix, skipMetasUpdate: true }),
+    (name) => new Queue(name, { connection: options.redis, prefix: options.prefix, skipMetasUpdate: true }),
   );
   for (const reader of readers) reader.on('error', () => undefined);
   const watches = new Map<QueueName, QueueWatch>(options.queues.map((name) => [name, FRESH_WATCH]));
-  let queueRecords: WorkerQueueRecord[] = options.queues.map((queue) => ({
-    queue,
-    concurrency: options.concurrency[queue],
-    active: 0,
-    jobsStarted: 0,
-    lastJobStartedAt: null,
-    lastFetchAt: null,
-    readyJobs: null,
-    idleWithWorkSeconds: 0,
-    silentSeconds: 0,
-    stuck: false,
-  }));
+  let queueRecords = options.queues.map((queue) => unwatchedQueueRecord(queue, options.concurrency[queue]));
   let stuckQueues: QueueName[] = [];
   let told = false;
   let stopped = false;
@@ -134,55 +125,11 @@ export function startLivenessWatchdog(options: {
     queues: queueRecords,
   });
   const report = (): LivenessReport => ({ ok: stuckQueues.length === 0, stuckQueues, record: record() });
-
-  async function readyJobs(reader: Queue): Promise<number | null> {
-    try {
-      const [counts, overdue] = await withTimeout(
-        Promise.all([
-          reader.getJobCounts('waiting', 'prioritized'),
-          reader.getDelayedCount(now() - OVERDUE_GRACE_MS),
-        ]),
-        READ_TIMEOUT_MS,
-        'queue counts',
-      );
-      return (counts.waiting ?? 0) + (counts.prioritized ?? 0) + overdue;
-    } catch (error) {
-      logger.debug({ err: error, queue: reader.name }, 'liveness: queue unreadable');
-      return null;
-    }
-  }
+  const publish = () => publishRecord(options, record());
 
   async function check(): Promise<void> {
-    const ready = await Promise.all(readers.map(readyJobs));
-    const at = now();
-    queueRecords = options.queues.map((queue, i) => {
-      const seen = tracker.snapshot(queue);
-      const verdict = watchQueue(
-        watches.get(queue) ?? FRESH_WATCH,
-        {
-          atMs: at,
-          active: seen.active,
-          concurrency: options.concurrency[queue],
-          readyJobs: ready[i] ?? null,
-          jobsStarted: seen.started,
-          fetches: seen.fetches,
-        },
-        options.idleTimeoutMs,
-      );
-      watches.set(queue, verdict.watch);
-      return {
-        queue,
-        concurrency: options.concurrency[queue],
-        active: seen.active,
-        jobsStarted: seen.started,
-        lastJobStartedAt: seen.lastStartedAt === null ? null : new Date(seen.lastStartedAt).toISOString(),
-        lastFetchAt: seen.lastFetchAt === null ? null : new Date(seen.lastFetchAt).toISOString(),
-        readyJobs: ready[i] ?? null,
-        idleWithWorkSeconds: Math.round(verdict.idleWithWorkMs / 1000),
-        silentSeconds: Math.round(verdict.silentMs / 1000),
-        stuck: verdict.stuck,
-      };
-    });
+    const ready = await Promise.all(readers.map((reader) => readyJobs(reader, now, logger)));
+    queueRecords = observeQueues(options, watches, ready, now());
     // Once stuck, stays stuck: the process is on its way out (see the worker command).
     const nowStuck = options.queues.filter((_, i) => queueRecords[i]?.stuck === true);
     stuckQueues = [...new Set([...stuckQueues, ...nowStuck])];
@@ -190,23 +137,6 @@ export function startLivenessWatchdog(options: {
     if (stuckQueues.length > 0 && !told) {
       told = true;
       options.onStuck(report());
-    }
-  }
-
-  async function publish(): Promise<void> {
-    const key = workersKey(prefix);
-    try {
-      await withTimeout(
-        redis
-          .multi()
-          .hset(key, options.workerId, JSON.stringify(record()))
-          .pexpire(key, RECORD_KEY_TTL_MS)
-          .exec(),
-        READ_TIMEOUT_MS,
-        'worker record',
-      );
-    } catch (error) {
-      logger.debug({ err: error }, 'liveness: could not publish the worker record');
     }
   }
 
@@ -226,16 +156,111 @@ export function startLivenessWatchdog(options: {
       stopped = true;
       clearInterval(timer);
       await running;
-      if (stuckQueues.length === 0) {
-        await withTimeout(
-          redis.hdel(workersKey(prefix), options.workerId),
-          READ_TIMEOUT_MS,
-          'worker record',
-        ).catch((error: unknown) =>
-          logger.debug({ err: error }, 'liveness: could not remove the worker record'),
-        );
-      }
+      if (stuckQueues.length === 0) await removeRecord(options);
       await Promise.allSettled(readers.map((reader) => reader.close()));
     },
   };
+}
+
+/** Each queue's record after a check: what the process's workers did against what Redis holds ready. */
+function observeQueues(
+  options: LivenessOptions,
+  watches: Map<QueueName, QueueWatch>,
+  ready: readonly (number | null)[],
+  atMs: number,
+): WorkerQueueRecord[] {
+  return options.queues.map((queue, i) => {
+    const seen = options.tracker.snapshot(queue);
+    const concurrency = options.concurrency[queue];
+    const readyJobs = ready[i] ?? null;
+    const verdict = watchQueue(
+      watches.get(queue) ?? FRESH_WATCH,
+      { atMs, active: seen.active, concurrency, readyJobs, jobsStarted: seen.started, fetches: seen.fetches },
+      options.idleTimeoutMs,
+    );
+    watches.set(queue, verdict.watch);
+    return watchedQueueRecord(queue, concurrency, seen, readyJobs, verdict);
+  });
+}
+
+/** Jobs a worker could take now in this queue, or null when Redis does not answer in time. */
+async function readyJobs(reader: Queue, now: () => number, logger: Logger): Promise<number | null> {
+  try {
+    const [counts, overdue] = await withTimeout(
+      Promise.all([
+        reader.getJobCounts('waiting', 'prioritized'),
+        reader.getDelayedCount(now() - OVERDUE_GRACE_MS),
+      ]),
+      READ_TIMEOUT_MS,
+      'queue counts',
+    );
+    return (counts.waiting ?? 0) + (counts.prioritized ?? 0) + overdue;
+  } catch (error) {
+    logger.debug({ err: error, queue: reader.name }, 'liveness: queue unreadable');
+    return null;
+  }
+}
+
+function unwatchedQueueRecord(queue: QueueName, concurrency: number): WorkerQueueRecord {
+  return {
+    queue,
+    concurrency,
+    active: 0,
+    jobsStarted: 0,
+    lastJobStartedAt: null,
+    lastFetchAt: null,
+    readyJobs: null,
+    idleWithWorkSeconds: 0,
+    silentSeconds: 0,
+    stuck: false,
+  };
+}
+
+function watchedQueueRecord(
+  queue: QueueName,
+  concurrency: number,
+  seen: TrackedQueue,
+  readyJobs: number | null,
+  verdict: ReturnType<typeof watchQueue>,
+): WorkerQueueRecord {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    queue,
+    concurrency,
+    active: seen.active,
+    jobsStarted: seen.started,
+    lastJobStartedAt: iso(seen.lastStartedAt),
+    lastFetchAt: iso(seen.lastFetchAt),
+    readyJobs,
+    idleWithWorkSeconds: Math.round(verdict.idleWithWorkMs / 1000),
+    silentSeconds: Math.round(verdict.silentMs / 1000),
+    stuck: verdict.stuck,
+  };
+}
+
+async function publishRecord(options: LivenessOptions, record: WorkerRecord): Promise<void> {
+  const key = workersKey(options.prefix);
+  try {
+    await withTimeout(
+      options.redis
+        .multi()
+        .hset(key, options.workerId, JSON.stringify(record))
+        .pexpire(key, RECORD_KEY_TTL_MS)
+        .exec(),
+      READ_TIMEOUT_MS,
+      'worker record',
+    );
+  } catch (error) {
+    options.logger.debug({ err: error }, 'liveness: could not publish the worker record');
+  }
+}
+
+async function removeRecord(options: LivenessOptions): Promise<void> {
+  await withTimeout(
+    options.redis.hdel(workersKey(options.prefix), options.workerId),
+    READ_TIMEOUT_MS,
+    'worker record',
+  ).catch((error: unknown) =>
+    options.logger.debug({ err: error }, 'liveness: could not remove the worker record'),
+  );
 }
