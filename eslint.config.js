@@ -93,7 +93,6 @@ const SIZE_EXCEPTIONS = [
   'src/warehouse/members.ts',
   'src/warehouse/payment-intents.ts',
   'src/warehouse/schema.ts',
-  'src/worker/worker.ts',
 ];
 
 export default tseslint.config(

@@ -15,6 +15,7 @@ import {
   startLivenessWatchdog,
   type JobTracker,
   type LivenessReport,
+  type LivenessWatchdog,
 } from './liveness.js';
 
 const SCHEDULE_CHECK_MS = 30_000;
@@ -80,7 +81,7 @@ export async function registerSchedules(
   return ids;
 }
 
-export async function startWorker(options: {
+export interface StartWorkerOptions {
   config: Config;
   logger: Logger;
   /** The jobs to run (jobs/registry.ts: JOB_SET). */
@@ -92,7 +93,21 @@ export async function startWorker(options: {
    * and exits 1 so the supervisor starts a fresh process.
    */
   onStuck?: (report: LivenessReport) => void;
-}): Promise<RunningWorker> {
+}
+
+/** What a running worker holds, for stopping it. */
+interface WorkerParts {
+  runtime: PipelineRuntime;
+  queues: Map<QueueName, Queue>;
+  connection: RedisClient;
+  workers: Worker[];
+  watchdog: LivenessWatchdog;
+  tracker: JobTracker;
+  stopScheduleGuard: () => void;
+  logger: Logger;
+}
+
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { config, logger } = options;
   const runtime = createPipelineRuntime({
     config,
@@ -122,7 +137,44 @@ export async function startWorker(options: {
       jobs: options.jobs,
     }),
   );
-  const watchdog = startLivenessWatchdog({
+  const watchdog = watchLiveness(options, runtime, tracker, workerId);
+  const redis = describeRedis(config.redis);
+  const started = { queues: ALL_QUEUES, concurrency: options.jobs.concurrency, workerId, redis };
+  logger.info(started, 'worker started');
+  const stopScheduleGuard = guardSchedules(config, queues, options.jobs, connection, logger);
+  const parts: WorkerParts = {
+    runtime,
+    queues,
+    connection,
+    workers,
+    watchdog,
+    tracker,
+    stopScheduleGuard,
+    logger,
+  };
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runtime,
+    queues,
+    liveness: () => watchdog.report(),
+    stop(deadlineMs = 30_000) {
+      return (stopping ??= stopGracefully(parts, deadlineMs));
+    },
+    abandon(deadlineMs) {
+      return (stopping ??= abandonStuck(parts, deadlineMs));
+    },
+  };
+}
+
+function watchLiveness(
+  options: StartWorkerOptions,
+  runtime: PipelineRuntime,
+  tracker: JobTracker,
+  workerId: string,
+): LivenessWatchdog {
+  const { config, logger } = options;
+  return startLivenessWatchdog({
     redis: runtime.redis,
     prefix: config.redisPrefix,
     queues: ALL_QUEUES,
@@ -139,58 +191,36 @@ export async function startWorker(options: {
       options.onStuck?.(report);
     },
   });
-  logger.info(
-    {
-      queues: ALL_QUEUES,
-      concurrency: options.jobs.concurrency,
-      workerId,
-      redis: describeRedis(config.redis),
-    },
-    'worker started',
-  );
-  const stopScheduleGuard = guardSchedules(config, queues, options.jobs, connection, logger);
+}
 
-  let stopping: Promise<void> | undefined;
+async function stopGracefully(parts: WorkerParts, deadlineMs: number): Promise<void> {
+  const { logger } = parts;
+  parts.stopScheduleGuard();
+  await parts.watchdog.stop();
+  logger.info({ deadlineMs }, 'stopping: no new jobs; waiting for active ones');
+  await closeWorkers(parts.workers, deadlineMs, logger);
+  await Promise.all([...parts.queues.values()].map((queue) => queue.close()));
+  await parts.runtime.close();
+  parts.connection.disconnect();
+  logger.info('stopped');
+}
+
+async function abandonStuck(parts: WorkerParts, deadlineMs: number): Promise<void> {
+  const { logger, workers, tracker } = parts;
   const activeJobs = () => ALL_QUEUES.reduce((sum, queue) => sum + tracker.snapshot(queue).active, 0);
-  return {
-    runtime,
-    queues,
-    liveness: () => watchdog.report(),
-    stop(deadlineMs = 30_000) {
-      stopping ??= (async () => {
-        stopScheduleGuard();
-        await watchdog.stop();
-        logger.info({ deadlineMs }, 'stopping: no new jobs; waiting for active ones');
-        await closeWorkers(workers, deadlineMs, logger);
-        await Promise.all([...queues.values()].map((queue) => queue.close()));
-        await runtime.close();
-        connection.disconnect();
-        logger.info('stopped');
-      })();
-      return stopping;
-    },
-    abandon(deadlineMs) {
-      stopping ??= (async () => {
-        stopScheduleGuard();
-        await watchdog.stop();
-        await until(() => activeJobs() === 0, deadlineMs);
-        if (activeJobs() > 0) {
-          logger.warn({ active: activeJobs() }, 'deadline reached: releasing active jobs');
-          for (const worker of workers) worker.cancelAllJobs('worker stuck: restarting');
-          await until(() => activeJobs() === 0, 5_000);
-        }
-        connection.disconnect();
-        const dropped = [...workers, ...queues.values()].map((item) => item.disconnect());
-        await Promise.race([
-          Promise.allSettled(dropped),
-          new Promise((resolve) => setTimeout(resolve, 2_000)),
-        ]);
-        await runtime.close();
-        logger.info('stopped (stuck)');
-      })();
-      return stopping;
-    },
-  };
+  parts.stopScheduleGuard();
+  await parts.watchdog.stop();
+  await until(() => activeJobs() === 0, deadlineMs);
+  if (activeJobs() > 0) {
+    logger.warn({ active: activeJobs() }, 'deadline reached: releasing active jobs');
+    for (const worker of workers) worker.cancelAllJobs('worker stuck: restarting');
+    await until(() => activeJobs() === 0, 5_000);
+  }
+  parts.connection.disconnect();
+  const dropped = [...workers, ...parts.queues.values()].map((item) => item.disconnect());
+  await Promise.race([Promise.allSettled(dropped), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+  await parts.runtime.close();
+  logger.info('stopped (stuck)');
 }
 
 /** Resolves when `done()` holds or after `ms`, checking every 100 ms. */
