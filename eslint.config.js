@@ -77,7 +77,6 @@ const SIZE_EXCEPTIONS = [
   'src/cli/commands/worker.ts',
   'src/config.ts',
   'src/doctor/judge.ts',
-  'src/http/server.ts',
   'src/http/status-page.ts',
   'src/metrics.ts',
   'src/runtime/pipeline.ts',

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
@@ -75,14 +75,50 @@ const json = (status: number, value: unknown): Reply => ({
 
 /** `/healthz`, `/readyz`, `/metrics`, `/status.json` and the status page `/`, on node:http. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const { config, logger } = options;
+  const routes = statusRoutes(options);
+  const server = createServer((request, response) => {
+    answer(request, response, routes, options).catch((error: unknown) => {
+      logger.error({ err: error }, 'http handler crashed');
+      response.destroy();
+    });
+  });
+  await listen(server, options.port, options.host);
+  const { address: host, port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  logger.info(
+    { host, port, url, statusToken: config.statusToken !== undefined },
+    'serving /healthz, /readyz, /metrics and the status page',
+  );
+  if (config.statusToken === undefined && !isLoopbackHost(host)) {
+    logger.warn(
+      { host },
+      'the status page and /metrics are reachable beyond this machine without a token: set STATUS_TOKEN',
+    );
+  }
+  return {
+    host,
+    port,
+    url,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Keep-alive sockets (a browser on the status page) would hold close() open otherwise.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type Routes = Record<string, () => Promise<Reply>>;
+
+function statusRoutes(options: HttpServerOptions): Routes {
   const { db, redis, config, clock, metrics, logger } = options;
   const sources = { db, redis, config, clock };
   const secrets = knownSecrets(config);
   const status = singleFlightCache(() => collectStatus(sources), { ttlMs: STATUS_CACHE_MS });
   const logReadinessFailure = (check: string, detail: unknown) =>
     logger.warn({ check, err: detail }, 'readiness check failed');
-
-  const routes: Record<string, () => Promise<Reply>> = {
+  return {
     '/healthz': () => Promise.resolve({ status: 200, type: TEXT, body: 'ok\n' }),
     '/readyz': async () => {
       const readiness = scrubSecrets(
@@ -107,75 +143,55 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       body: renderStatusPage(await status.get(), thresholdsFor(config)),
     }),
   };
+}
 
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    const route = routes[path === '/status' ? '/' : path];
-    let reply: Reply;
-    if (route === undefined)
-      reply = {
-        status: 404,
-        type: TEXT,
-        body: 'not found: try /, /status.json, /metrics, /healthz, /readyz\n',
-      };
-    else if (request.method !== 'GET' && request.method !== 'HEAD')
-      reply = { status: 405, type: TEXT, body: 'GET only\n' };
-    else if (
-      config.statusToken !== undefined &&
-      !OPEN_PATHS.has(path) &&
-      !bearerMatches(request.headers.authorization, config.statusToken.reveal())
-    )
-      reply = UNAUTHORIZED;
-    else {
-      try {
-        reply = await route();
-      } catch (error) {
-        logger.error({ err: error, path }, 'status endpoint failed');
-        reply = { status: 500, type: TEXT, body: 'internal error: see the worker log\n' };
-      }
-    }
-    response.writeHead(reply.status, {
-      'content-type': reply.type,
-      'cache-control': 'no-store',
-      ...(reply === UNAUTHORIZED ? { 'www-authenticate': 'Bearer realm="rewards-etl"' } : {}),
-    });
-    response.end(request.method === 'HEAD' ? undefined : reply.body);
-  };
-
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      logger.error({ err: error }, 'http handler crashed');
-      response.destroy();
-    });
+async function answer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  routes: Routes,
+  options: HttpServerOptions,
+): Promise<void> {
+  const reply = await replyTo(request, routes, options);
+  response.writeHead(reply.status, {
+    'content-type': reply.type,
+    'cache-control': 'no-store',
+    ...(reply === UNAUTHORIZED ? { 'www-authenticate': 'Bearer realm="rewards-etl"' } : {}),
   });
+  response.end(request.method === 'HEAD' ? undefined : reply.body);
+}
+
+/** Unknown path, wrong method, missing token, or the route's own reply (a crash answers 500). */
+async function replyTo(request: IncomingMessage, routes: Routes, options: HttpServerOptions): Promise<Reply> {
+  const { config, logger } = options;
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  const route = routes[path === '/status' ? '/' : path];
+  if (route === undefined) {
+    return { status: 404, type: TEXT, body: 'not found: try /, /status.json, /metrics, /healthz, /readyz\n' };
+  }
+  if (request.method !== 'GET' && request.method !== 'HEAD')
+    return { status: 405, type: TEXT, body: 'GET only\n' };
+  const token = config.statusToken;
+  if (
+    token !== undefined &&
+    !OPEN_PATHS.has(path) &&
+    !bearerMatches(request.headers.authorization, token.reveal())
+  ) {
+    return UNAUTHORIZED;
+  }
+  try {
+    return await route();
+  } catch (error) {
+    logger.error({ err: error, path }, 'status endpoint failed');
+    return { status: 500, type: TEXT, body: 'internal error: see the worker log\n' };
+  }
+}
+
+async function listen(server: Server, port: number, host: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { address: host, port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  logger.info(
-    { host, port, url, statusToken: config.statusToken !== undefined },
-    'serving /healthz, /readyz, /metrics and the status page',
-  );
-  if (config.statusToken === undefined && !isLoopbackHost(host)) {
-    logger.warn(
-      { host },
-      'the status page and /metrics are reachable beyond this machine without a token: set STATUS_TOKEN',
-    );
-  }
-  return {
-    host,
-    port,
-    url,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Keep-alive sockets (a browser on the status page) would hold close() open otherwise.
-        server.closeAllConnections();
-      }),
-  };
 }
