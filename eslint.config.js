@@ -71,7 +71,6 @@ const SIZE_EXCEPTIONS = [
   'src/api/api-requester.ts',
   'src/api/shared-rate-limiter.ts',
   'src/cli/commands/backfill.ts',
-  'src/cli/commands/resync.ts',
   'src/cli/commands/simulator.ts',
   'src/cli/commands/verify.ts',
   'src/cli/commands/worker.ts',

@@ -40,91 +40,124 @@ export function resyncCommand(context: CliContext): Command {
         '--wait',
         'wait for work another process holds (a stream lease, a window being paged) instead of naming it as left behind',
       )
-      .action(async (names: string[], options: ResyncOptions) => {
-        const { RESYNCS } = await import('../../streams/resync.js');
-        const explicit = names.includes('all') ? [] : names;
-        const streams = expandStreams(names).filter((stream) => {
-          const unsupported = 'unsupported' in RESYNCS[stream];
-          if (unsupported && explicit.includes(stream)) {
-            throw new CliExit(
-              ExitCode.usage,
-              `cannot re-sync ${stream}: ${(RESYNCS[stream] as { unsupported: string }).unsupported}`,
-            );
-          }
-          return !unsupported;
-        });
-        const range: ResyncRange = {
-          from: options.from === undefined ? null : parseInstant('--from', options.from).getTime(),
-          to: options.to === undefined ? null : parseInstant('--to', options.to).getTime(),
-        };
-        const { resyncRangeProblem } = await import('../../sync/resync-plan.js');
-        const early = resyncRangeProblem(range, null);
-        if (early !== null) throw new CliExit(ExitCode.usage, early);
-        const config = context.config();
-        requireApiBaseUrl(config);
-        requireApiKey(config);
-        const needOAuth = expandStreams(explicit).filter((stream) => !streamEnabled(config, stream));
-        if (needOAuth.length > 0) {
-          throw new ConfigError(
-            'SVC_OAUTH_CLIENT_ID',
-            `required for ${needOAuth.join(', ')} (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)`,
-          );
-        }
-        const ranged = streams.filter((stream) => {
-          const definition = RESYNCS[stream];
-          return !('unsupported' in definition) && definition.usesRange;
-        });
-        const whole = streams.filter((stream) => !ranged.includes(stream));
-        const logger = context.logger();
-        const runtime = await openMigratedRuntime(config, logger, 'rewards-etl resync');
-        const controller = new AbortController();
-        const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
-        const { runResync } = await import('../../streams/resync.js');
-        const { stopsThePass } = await import('../../streams/pass-stop.js');
-        const progress = await progressDisplay(context);
-        let left: string[];
-        let stoppedBy: Error | undefined;
-        try {
-          if (streams.includes('checkins')) {
-            const latestClosed = runtime.deps.clock.now().getTime() - config.checkins.safetyLagMs;
-            const problem = resyncRangeProblem(range, latestClosed);
-            if (problem !== null) throw new CliExit(ExitCode.usage, problem);
-          }
-          if ((range.from !== null || range.to !== null) && whole.length > 0) {
-            context.stdout.write(
-              `note: --from/--to narrow ${ranged.join(', ') || 'no named stream'}; ${whole.join(', ')} ${whole.length === 1 ? 'is' : 'are'} read whole\n`,
-            );
-          }
-          ({ left, stoppedBy } = await runPassesInForeground({
-            context,
-            config,
-            streams,
-            signal: controller.signal,
-            runOne: (stream) =>
-              runResync({ ...runtime.deps, signal: controller.signal }, stream, {
-                range,
-                wait: options.wait === true,
-                progress: (update) => progress.update(stream, update),
-                onWaiting: (reason) => progress.waiting(stream, reason),
-              }),
-            // A stream not re-synced (busy, failed, partly done) is data left behind: exit 1 naming it.
-            leftBehind: (result) => result.status !== 'succeeded',
-            beforeLine: () => progress.end(),
-            stopsThePass,
-          }));
-        } finally {
-          progress.end();
-          detach();
-          await runtime.close();
-        }
-        if (controller.signal.aborted)
-          throw new CliExit(ExitCode.failed, 'interrupted: the re-sync did not finish');
-        exitIfStopped(stoppedBy);
-        if (left.length > 0) {
-          throw new CliExit(ExitCode.failed, `not fully re-synced: ${left.join(', ')} (see above)`);
-        }
-      })
+      .action((names: string[], options: ResyncOptions) => resync(context, names, options))
   );
+}
+
+/** Checks the streams, the range and the credentials, then re-syncs in the foreground. */
+async function resync(context: CliContext, names: string[], options: ResyncOptions): Promise<void> {
+  const streams = await resyncableStreams(names);
+  const range = await rangeOf(options);
+  const config = context.config();
+  requireApiBaseUrl(config);
+  requireApiKey(config);
+  const explicit = names.includes('all') ? [] : names;
+  const needOAuth = expandStreams(explicit).filter((stream) => !streamEnabled(config, stream));
+  if (needOAuth.length > 0) {
+    throw new ConfigError(
+      'SVC_OAUTH_CLIENT_ID',
+      `required for ${needOAuth.join(', ')} (with SVC_OAUTH_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY)`,
+    );
+  }
+  const runtime = await openMigratedRuntime(config, context.logger(), 'rewards-etl resync');
+  const controller = new AbortController();
+  const detach = onInterrupt(() => controller.abort(new Error('interrupted')));
+  const progress = await progressDisplay(context);
+  let outcome: { left: string[]; stoppedBy: Error | undefined };
+  try {
+    outcome = await resyncInForeground({
+      context,
+      runtime,
+      streams,
+      range,
+      options,
+      progress,
+      signal: controller.signal,
+    });
+  } finally {
+    progress.end();
+    detach();
+    await runtime.close();
+  }
+  if (controller.signal.aborted)
+    throw new CliExit(ExitCode.failed, 'interrupted: the re-sync did not finish');
+  exitIfStopped(outcome.stoppedBy);
+  if (outcome.left.length > 0) {
+    throw new CliExit(ExitCode.failed, `not fully re-synced: ${outcome.left.join(', ')} (see above)`);
+  }
+}
+
+/** The named streams that can be re-synced; naming one that cannot (alerts) is a usage error. */
+async function resyncableStreams(names: string[]): Promise<StreamName[]> {
+  const { RESYNCS } = await import('../../streams/resync.js');
+  const explicit = names.includes('all') ? [] : names;
+  return expandStreams(names).filter((stream) => {
+    const definition = RESYNCS[stream];
+    if (!('unsupported' in definition)) return true;
+    if (explicit.includes(stream)) {
+      throw new CliExit(ExitCode.usage, `cannot re-sync ${stream}: ${definition.unsupported}`);
+    }
+    return false;
+  });
+}
+
+async function rangeOf(options: ResyncOptions): Promise<ResyncRange> {
+  const range: ResyncRange = {
+    from: options.from === undefined ? null : parseInstant('--from', options.from).getTime(),
+    to: options.to === undefined ? null : parseInstant('--to', options.to).getTime(),
+  };
+  const { resyncRangeProblem } = await import('../../sync/resync-plan.js');
+  const problem = resyncRangeProblem(range, null);
+  if (problem !== null) throw new CliExit(ExitCode.usage, problem);
+  return range;
+}
+
+async function resyncInForeground(input: {
+  context: CliContext;
+  runtime: Awaited<ReturnType<typeof openMigratedRuntime>>;
+  streams: StreamName[];
+  range: ResyncRange;
+  options: ResyncOptions;
+  progress: ProgressDisplay;
+  signal: AbortSignal;
+}): Promise<{ left: string[]; stoppedBy: Error | undefined }> {
+  const { context, runtime, streams, range, progress, signal } = input;
+  const config = runtime.deps.config;
+  const { RESYNCS, runResync } = await import('../../streams/resync.js');
+  const { resyncRangeProblem } = await import('../../sync/resync-plan.js');
+  const { stopsThePass } = await import('../../streams/pass-stop.js');
+  if (streams.includes('checkins')) {
+    const latestClosed = runtime.deps.clock.now().getTime() - config.checkins.safetyLagMs;
+    const problem = resyncRangeProblem(range, latestClosed);
+    if (problem !== null) throw new CliExit(ExitCode.usage, problem);
+  }
+  const ranged = streams.filter((stream) => {
+    const definition = RESYNCS[stream];
+    return !('unsupported' in definition) && definition.usesRange;
+  });
+  const whole = streams.filter((stream) => !ranged.includes(stream));
+  if ((range.from !== null || range.to !== null) && whole.length > 0) {
+    context.stdout.write(
+      `note: --from/--to narrow ${ranged.join(', ') || 'no named stream'}; ${whole.join(', ')} ${whole.length === 1 ? 'is' : 'are'} read whole\n`,
+    );
+  }
+  return runPassesInForeground({
+    context,
+    config,
+    streams,
+    signal,
+    runOne: (stream) =>
+      runResync({ ...runtime.deps, signal }, stream, {
+        range,
+        wait: input.options.wait === true,
+        progress: (update) => progress.update(stream, update),
+        onWaiting: (reason) => progress.waiting(stream, reason),
+      }),
+    // A stream not re-synced (busy, failed, partly done) is data left behind: exit 1 naming it.
+    leftBehind: (result) => result.status !== 'succeeded',
+    beforeLine: () => progress.end(),
+    stopsThePass,
+  });
 }
 
 interface ProgressDisplay {
