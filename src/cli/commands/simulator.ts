@@ -43,54 +43,57 @@ export function simulatorCommand(context: CliContext): Command {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option('--time-scale <x>', 'simulated time runs x times as fast as real time (1440: a day a minute)')
-    .action(
-      async (options: {
-        port?: number;
-        host: string;
-        seed: number;
-        checkIns: number;
-        days: number;
-        live?: boolean;
-        world: string;
-        restaurants?: number;
-        locations?: number;
-        challenges?: number;
-        members?: number;
-        openIntents?: number;
-        changes?: boolean;
-        change?: string[];
-        timeScale?: string;
-      }) => {
-        const { formatSimulatorBanner, startSimulator, worldOptionsFromFlags } =
-          await import('../../simulator/index.js');
-        let world: ReturnType<typeof worldOptionsFromFlags>;
-        try {
-          world = worldOptionsFromFlags(options);
-        } catch (error) {
-          if (error instanceof RangeError) throw new CliExit(ExitCode.usage, error.message);
-          throw error;
-        }
-        const sim = await startSimulator({
-          host: options.host,
-          seed: options.seed,
-          checkIns: options.checkIns,
-          days: options.days,
-          live: options.live === true,
-          size: world.size,
-          changes: world.changes,
-          timeScale: world.timeScale,
-          ...(options.port === undefined ? {} : { port: options.port }),
-        });
-        context.stdout.write(formatSimulatorBanner(sim));
-        // Not the simulator's: our own key for encrypting OAuth tokens at rest, so the lines above
-        // paste into a .env that works as is.
-        context.stdout.write(`TOKEN_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}\n`);
-        await new Promise<void>((resolve) => {
-          const detach = onInterrupt(() => {
-            detach();
-            void sim.close().finally(resolve);
-          });
-        });
-      },
-    );
+    .action((options: SimulatorFlags) => serveSimulator(context, options));
+}
+
+interface SimulatorFlags {
+  port?: number;
+  host: string;
+  seed: number;
+  checkIns: number;
+  days: number;
+  live?: boolean;
+  world: string;
+  restaurants?: number;
+  locations?: number;
+  challenges?: number;
+  members?: number;
+  openIntents?: number;
+  changes?: boolean;
+  change?: string[];
+  timeScale?: string;
+}
+
+/** Starts the simulator, prints its banner and serves until Ctrl-C. */
+async function serveSimulator(context: CliContext, options: SimulatorFlags): Promise<void> {
+  const { formatSimulatorBanner, startSimulator, worldOptionsFromFlags } =
+    await import('../../simulator/index.js');
+  let world: ReturnType<typeof worldOptionsFromFlags>;
+  try {
+    world = worldOptionsFromFlags(options);
+  } catch (error) {
+    if (error instanceof RangeError) throw new CliExit(ExitCode.usage, error.message);
+    throw error;
+  }
+  const sim = await startSimulator({
+    host: options.host,
+    seed: options.seed,
+    checkIns: options.checkIns,
+    days: options.days,
+    live: options.live === true,
+    size: world.size,
+    changes: world.changes,
+    timeScale: world.timeScale,
+    ...(options.port === undefined ? {} : { port: options.port }),
+  });
+  context.stdout.write(formatSimulatorBanner(sim));
+  // Not the simulator's: our own key for encrypting OAuth tokens at rest, so the lines above
+  // paste into a .env that works as is.
+  context.stdout.write(`TOKEN_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}\n`);
+  await new Promise<void>((resolve) => {
+    const detach = onInterrupt(() => {
+      detach();
+      void sim.close().finally(resolve);
+    });
+  });
 }

@@ -4,6 +4,9 @@ import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { onInterrupt } from '../interrupt.js';
+import type { Logger } from '../../log.js';
+import type { RunningHttpServer } from '../../http/server.js';
+import type { RunningWorker } from '../../worker/worker.js';
 
 /** A stuck worker's jobs get this long to finish before they are released and the process exits 1. */
 const STUCK_STOP_DEADLINE_MS = 10_000;
@@ -20,68 +23,75 @@ export function workerCommand(context: CliContext): Command {
       'how long active jobs may take to finish on SIGTERM before they are released',
       '30',
     )
-    .action(async (options: { shutdownDeadline: string }) => {
-      const { startWorker } = await import('../../worker/worker.js');
-      const { JOB_SET } = await import('../../../jobs/registry.js');
-      const config = context.config();
-      requireApiBaseUrl(config);
-      requireApiKey(config);
-      const logger = context.logger();
-      const { createDatabase } = await import('../../warehouse/database.js');
-      const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
-      try {
-        await requireMigratedWarehouse(probe, config.databaseUrl.reveal());
-      } finally {
-        await probe.destroy();
-      }
-      let onStuck = (): void => undefined;
-      const worker = await startWorker({ config, logger, jobs: JOB_SET, onStuck: () => onStuck() });
-      const { startHttpServer } = await import('../../http/server.js');
-      const http = await startHttpServer({
-        host: config.httpHost,
-        port: config.httpPort,
-        db: worker.runtime.db,
-        redis: worker.runtime.redis,
-        config,
-        clock: worker.runtime.deps.clock,
-        metrics: worker.runtime.metrics,
-        logger,
-        liveness: () => worker.liveness(),
-      });
-      logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
-      const outcome = await new Promise<'interrupted' | 'stuck'>((resolve) => {
-        const detach = onInterrupt((signal) => {
-          detach();
-          logger.info({ signal }, 'shutting down');
-          const deadline = Number(options.shutdownDeadline) * 1000;
-          void worker
-            .stop(Number.isFinite(deadline) ? deadline : 30_000)
-            .then(() => http.close())
-            .finally(() => resolve('interrupted'));
-        });
-        // A fresh process is the one reset that clears every client state a failover can leave
-        // behind (a dead socket, a stale slot map, a Sentinel answer from before the promotion), and
-        // the supervisor (systemd Restart=always, a container restart policy) is already there.
-        onStuck = () => {
-          detach();
-          logger.error(
-            { deadlineMs: STUCK_STOP_DEADLINE_MS },
-            'exiting with status 1 so the supervisor starts a fresh worker',
-          );
-          setTimeout(
-            () => process.exit(ExitCode.failed),
-            STUCK_STOP_DEADLINE_MS + STUCK_EXIT_GRACE_MS,
-          ).unref();
-          void worker
-            .abandon(STUCK_STOP_DEADLINE_MS)
-            .then(() => http.close())
-            .finally(() => resolve('stuck'));
-        };
-      });
-      if (outcome === 'stuck')
-        throw new CliExit(
-          ExitCode.failed,
-          'a queue worker was stuck (not taking jobs): exiting so the supervisor starts a fresh worker',
-        );
+    .action((options: { shutdownDeadline: string }) => runWorker(context, options));
+}
+
+/** Starts the worker and its HTTP server, and runs until a signal or a stuck verdict. */
+async function runWorker(context: CliContext, options: { shutdownDeadline: string }): Promise<void> {
+  const { startWorker } = await import('../../worker/worker.js');
+  const { JOB_SET } = await import('../../../jobs/registry.js');
+  const config = context.config();
+  requireApiBaseUrl(config);
+  requireApiKey(config);
+  const logger = context.logger();
+  const { createDatabase } = await import('../../warehouse/database.js');
+  const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
+  try {
+    await requireMigratedWarehouse(probe, config.databaseUrl.reveal());
+  } finally {
+    await probe.destroy();
+  }
+  let onStuck = (): void => undefined;
+  const worker = await startWorker({ config, logger, jobs: JOB_SET, onStuck: () => onStuck() });
+  const { startHttpServer } = await import('../../http/server.js');
+  const http = await startHttpServer({
+    host: config.httpHost,
+    port: config.httpPort,
+    db: worker.runtime.db,
+    redis: worker.runtime.redis,
+    config,
+    clock: worker.runtime.deps.clock,
+    metrics: worker.runtime.metrics,
+    logger,
+    liveness: () => worker.liveness(),
+  });
+  logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
+  const deadline = Number(options.shutdownDeadline) * 1000;
+  const outcome = await new Promise<'interrupted' | 'stuck'>((resolve) => {
+    const detach = onInterrupt((signal) => {
+      detach();
+      logger.info({ signal }, 'shutting down');
+      void stopAll(worker.stop(Number.isFinite(deadline) ? deadline : 30_000), http).finally(() =>
+        resolve('interrupted'),
+      );
     });
+    onStuck = () => {
+      detach();
+      void exitAfterStuck(logger, worker, http).finally(() => resolve('stuck'));
+    };
+  });
+  if (outcome === 'stuck')
+    throw new CliExit(
+      ExitCode.failed,
+      'a queue worker was stuck (not taking jobs): exiting so the supervisor starts a fresh worker',
+    );
+}
+
+async function stopAll(stopping: Promise<void>, http: RunningHttpServer): Promise<void> {
+  await stopping;
+  await http.close();
+}
+
+/**
+ * A fresh process is the one reset that clears every client state a failover can leave behind (a
+ * dead socket, a stale slot map, a Sentinel answer from before the promotion), and the supervisor
+ * (systemd Restart=always, a container restart policy) is already there.
+ */
+function exitAfterStuck(logger: Logger, worker: RunningWorker, http: RunningHttpServer): Promise<void> {
+  logger.error(
+    { deadlineMs: STUCK_STOP_DEADLINE_MS },
+    'exiting with status 1 so the supervisor starts a fresh worker',
+  );
+  setTimeout(() => process.exit(ExitCode.failed), STUCK_STOP_DEADLINE_MS + STUCK_EXIT_GRACE_MS).unref();
+  return stopAll(worker.abandon(STUCK_STOP_DEADLINE_MS), http);
 }
