@@ -139,9 +139,11 @@ export const MAX_DRIFT_EXAMPLE_BYTES = 1024;
 
 /**
  * An example as stored: JSON text of at most MAX_DRIFT_EXAMPLE_BYTES (a longer one becomes a
- * marked preview string), `protect` applied first (member resources follow MEMBER_PII).
+ * marked preview string), `protect` applied first (member resources follow MEMBER_PII); null as is.
  */
 export function exampleJson(example: unknown, protect: (text: string) => string | null = (t) => t): string {
+  // No value (a missing field) stays null: a hash of "null" would read as a value received.
+  if (example === null || example === undefined) return 'null';
   const text = JSON.stringify(example) ?? 'null';
   const kept = protect(text);
   if (kept === null) return 'null';

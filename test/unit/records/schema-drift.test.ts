@@ -218,5 +218,7 @@ describe('schema drift: issues, subjects and examples', () => {
     expect(long).toContain('bytes)');
     expect(exampleJson('me@example.com', () => 'hashed')).toBe('"hashed"');
     expect(exampleJson('me@example.com', () => null)).toBe('null');
+    // A missing field's example (null) is no value: it is never protected into a hash.
+    expect(exampleJson(null, () => 'hashed')).toBe('null');
   });
 });
