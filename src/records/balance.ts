@@ -20,6 +20,8 @@ export interface AccountBalance {
   balance: DecimalMoney;
   /** Integer cents; currency lower-case. */
   balanceUsd: CentsMoney;
+  /** Its fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  extra?: Record<string, unknown> | null;
 }
 
 const accountBalanceSchema = z.object({
@@ -32,10 +34,14 @@ const accountBalanceSchema = z.object({
 });
 
 /** `GET /balance`. */
-export const parseAccountBalance: RecordParser<AccountBalance> = recordParser(accountBalanceSchema, (w) => ({
-  id: w.id,
-  ownerId: w.owner_id,
-  ownerType: w.owner_type,
-  balance: w.balance,
-  balanceUsd: w.balance_usd,
-}));
+export const parseAccountBalance: RecordParser<AccountBalance> = recordParser(
+  accountBalanceSchema,
+  (w, _raw, extra) => ({
+    id: w.id,
+    ownerId: w.owner_id,
+    ownerType: w.owner_type,
+    balance: w.balance,
+    balanceUsd: w.balance_usd,
+    extra,
+  }),
+);

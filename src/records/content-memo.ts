@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { declareReads } from './known-shape.js';
 import { findUnstorable } from './storable.js';
 
 /**
@@ -18,7 +19,8 @@ export function memoizedByContent<S extends z.ZodType, T>(
   capacity = 1024,
 ): z.ZodType<T> {
   const memo = new Map<string, { raw: unknown; value: T }>();
-  return z.unknown().transform((raw, ctx): T => {
+  // Reads what `schema` reads: schema drift looks inside it (src/records/known-shape.ts).
+  const memoized = z.unknown().transform((raw, ctx): T => {
     const id = idOf(raw);
     const known = id === undefined ? undefined : memo.get(id);
     if (known !== undefined && sameJson(known.raw, raw)) return known.value;
@@ -46,6 +48,7 @@ export function memoizedByContent<S extends z.ZodType, T>(
     }
     return value;
   });
+  return declareReads(memoized, schema);
 }
 
 function idOf(raw: unknown): string | undefined {

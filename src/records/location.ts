@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { addedDriftOf, knownShapeOf, unknownFieldsOf } from './known-shape.js';
 import { recordParser, reject, type ParseResult, type RecordParser } from './parse.js';
+import { driftFromIssues, type FieldDrift } from './schema-drift.js';
+import { formatJsonPath } from './storable.js';
 import { compact, isoTimestampSchema, uuidSchema } from './primitives.js';
 import { embeddedRestaurantFromWire, embeddedRestaurantSchema, type Restaurant } from './restaurant.js';
 
@@ -190,13 +193,42 @@ export interface OpenHours {
   hours: Record<string, unknown> | unknown[];
 }
 
+/**
+ * The shape the service expects of open hours, for drift only: the simulator's reading
+ * (docs/simulator.md), since the spec shows none. A body that differs is still stored whole and
+ * never rejected for its fields; the difference is reported as schema drift (docs/schema-drift.md).
+ */
+const openHoursShapeSchema = z.object({
+  object: z.literal('open_hours'),
+  location: uuidSchema,
+  time_zone: z.string(),
+  open_hours: z.array(z.object({ day_of_week: z.int(), opens_at: z.string(), closes_at: z.string() })),
+});
+const OPEN_HOURS_SHAPE = knownShapeOf(openHoursShapeSchema);
+
+/** How open hours differ from the expected shape: fields added (any depth), missing or retyped. */
+export function openHoursDrift(raw: unknown): FieldDrift[] {
+  const checked = openHoursShapeSchema.safeParse(raw);
+  const drift = addedDriftOf(unknownFieldsOf(raw, OPEN_HOURS_SHAPE), OPEN_HOURS_SHAPE);
+  if (checked.success) return drift;
+  const whole = checked.error.issues.some(
+    (issue) => issue.path.length === 0 && issue.code === 'invalid_type',
+  );
+  if (whole) return [{ fieldPath: '(record)', change: 'type_changed', example: raw }];
+  return [...drift, ...driftFromIssues(checked.error.issues, raw, formatJsonPath)];
+}
+
 export function parseOpenHours(raw: unknown): ParseResult<OpenHours> {
-  if (Array.isArray(raw)) return { ok: true, record: { hours: raw as unknown[] } };
+  const drift = openHoursDrift(raw);
+  const withDrift = drift.length === 0 ? {} : { drift };
+  if (Array.isArray(raw)) return { ok: true, record: { hours: raw as unknown[] }, ...withDrift };
   if (typeof raw === 'object' && raw !== null) {
-    return { ok: true, record: { hours: raw as Record<string, unknown> } };
+    return { ok: true, record: { hours: raw as Record<string, unknown> }, ...withDrift };
   }
-  return reject(
+  const rejected = reject(
     raw,
     `(record): expected an object or array of open hours, got ${raw === null ? 'null' : typeof raw}`,
   );
+  rejected.rejection.drift = drift;
+  return rejected;
 }

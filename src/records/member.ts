@@ -222,7 +222,7 @@ export interface UserWallet {
   address: string;
   createdAt: Date;
   updatedAt: Date;
-  /** Its top-level fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  /** Its fields the parser does not know (docs/schema-drift.md); null or absent when none. */
   extra?: Record<string, unknown> | null;
 }
 
@@ -260,6 +260,8 @@ export interface UserTag {
   metadata: { key: string; value: string[] }[];
   createdAt: Date;
   updatedAt: Date;
+  /** Its fields the parser does not know (docs/schema-drift.md); null or absent when none. */
+  extra?: Record<string, unknown> | null;
 }
 
 const userTagSchema = z.object({
@@ -274,12 +276,13 @@ const userTagSchema = z.object({
 /** Items of `GET /users/me/tags`. */
 export const parseUserTag: RecordParser<UserTag> = recordParser(
   userTagSchema,
-  (w) => ({
+  (w, _raw, extra) => ({
     ...compact({ id: w.id }),
     type: w.type,
     metadata: w.metadata.map(({ key, value }) => ({ key, value })),
     createdAt: w.created_at,
     updatedAt: w.updated_at,
+    extra,
   }),
   MEMBER_REASONS,
 );

@@ -1,13 +1,6 @@
 import type { z } from 'zod';
-import {
-  addedDrift,
-  driftFromIssues,
-  DriftTally,
-  unknownFields,
-  type DriftCount,
-  type FieldDrift,
-  valueAt,
-} from './schema-drift.js';
+import { addedDriftOf, knownShapeOf, unknownFieldsOf } from './known-shape.js';
+import { driftFromIssues, DriftTally, type DriftCount, type FieldDrift, valueAt } from './schema-drift.js';
 import { formatJsonPath, unstorableReason } from './storable.js';
 
 /**
@@ -27,14 +20,19 @@ export type ParseResult<T> =
   | {
       ok: true;
       record: T;
-      /** The record's top-level fields the parser does not know; null when none (docs/schema-drift.md). */
+      /**
+       * The record's fields the parser does not know, top-level or inside an object it reads, as
+       * `unknownFieldsOf` shapes them; null when none (docs/schema-drift.md).
+       */
       extra?: Record<string, unknown> | null;
+      /** `added` drift for each field of `extra`, by path (`mood`, `location.foo`); absent when none. */
+      drift?: FieldDrift[];
     }
   | { ok: false; rejection: Rejection };
 
 /** The drift one parse result shows: its unknown fields, or what its rejection lacked. */
 export function driftOf(result: ParseResult<unknown>): FieldDrift[] {
-  return result.ok ? addedDrift(result.extra ?? null) : (result.rejection.drift ?? []);
+  return (result.ok ? result.drift : result.rejection.drift) ?? [];
 }
 
 /** Normalizes one raw record. Never throws, whatever the input. */
@@ -63,7 +61,7 @@ export function parseRecords<T>(list: readonly unknown[], parseOne: RecordParser
     const result = parseOne(raw);
     if (result.ok) {
       records.push(result.record);
-      if (result.extra != null) drift.add(addedDrift(result.extra));
+      if (result.drift !== undefined) drift.add(result.drift);
     } else {
       rejections.push(result.rejection);
       if (result.rejection.drift !== undefined) drift.add(result.rejection.drift);
@@ -160,8 +158,8 @@ export function recordParser<S extends z.ZodType, T>(
     reasonValues?: ReasonValues;
   } = {},
 ): RecordParser<T> {
-  // The fields this parser reads: an object schema's own keys (docs/schema-drift.md).
-  const known = new Set(knownFieldsOf(schema));
+  // The fields this parser reads, nested ones included (docs/schema-drift.md).
+  const known = knownShapeOf(schema);
   return (raw) => {
     try {
       const unstorable = unstorableReason(raw, options.storabilityCheckedBySchema);
@@ -176,8 +174,11 @@ export function recordParser<S extends z.ZodType, T>(
         if (drift.length > 0) rejected.rejection.drift = drift;
         return rejected;
       }
-      const extra = known.size === 0 ? null : unknownFields(raw, known);
-      return { ok: true, record: toDomain(result.data, raw, extra), extra };
+      const extra = unknownFieldsOf(raw, known);
+      const record = toDomain(result.data, raw, extra);
+      return extra === null
+        ? { ok: true, record, extra }
+        : { ok: true, record, extra, drift: addedDriftOf(extra, known) };
     } catch (error) {
       return reject(
         raw,
@@ -185,10 +186,4 @@ export function recordParser<S extends z.ZodType, T>(
       );
     }
   };
-}
-
-/** The top-level keys an object schema reads; none for any other schema. */
-export function knownFieldsOf(schema: z.ZodType): string[] {
-  const shape = (schema as { shape?: unknown }).shape;
-  return typeof shape === 'object' && shape !== null ? Object.keys(shape) : [];
 }

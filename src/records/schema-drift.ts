@@ -1,14 +1,15 @@
 /**
  * Schema drift (docs/schema-drift.md): what a record shows that its parser did not expect. Pure.
  *
- * - `added`: a top-level field the parser does not know. The record keeps it (`extra` or `raw`).
+ * - `added`: a field the parser does not know, at the top level or inside an object it reads
+ *   (`location.foo`; src/records/known-shape.ts). The record keeps it (`extra` or `raw`).
  * - `missing`: a field the parser requires is absent (the record is rejected, never a silent null).
  * - `type_changed`: a field arrived with another JSON type than the parser reads (rejected too).
  *
  * Detection rides on work the parser does anyway: unknown keys are found in one pass over the
- * record's own keys (a Set lookup each), and missing or retyped fields are read from the
- * validation issues of records that failed. A valid record with only known fields costs one
- * `for…in` over its keys and allocates nothing.
+ * record's keys and those of the objects it reads (a Map lookup each), and missing or retyped fields are read from the
+ * validation issues of records that failed. A valid record with only known fields costs a
+ * `for…in` over its keys (and those of its known objects) and allocates nothing.
  */
 
 export const DRIFT_CHANGES = ['added', 'missing', 'type_changed'] as const;
@@ -27,27 +28,6 @@ export interface FieldDrift {
 export interface DriftCount extends FieldDrift {
   /** Records that showed it. */
   count: number;
-}
-
-/**
- * The record's top-level fields `known` does not hold, as an object, or null when there are none
- * (the common case: no allocation). Anything that is not a plain object has no fields.
- */
-export function unknownFields(raw: unknown, known: ReadonlySet<string>): Record<string, unknown> | null {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
-  let extra: Record<string, unknown> | null = null;
-  for (const key in raw) {
-    if (known.has(key) || !Object.hasOwn(raw, key)) continue;
-    extra ??= {};
-    extra[key] = (raw as Record<string, unknown>)[key];
-  }
-  return extra;
-}
-
-/** `added` drift for each field of `extra`. */
-export function addedDrift(extra: Record<string, unknown> | null): FieldDrift[] {
-  if (extra === null) return [];
-  return Object.keys(extra).map((fieldPath) => ({ fieldPath, change: 'added', example: extra[fieldPath] }));
 }
 
 /** The part of a validation issue drift needs (zod's `$ZodIssue` has it). */
@@ -131,6 +111,8 @@ export const MEMBER_DRIFT_RESOURCES = [
   'member_statuses',
   'member_wallets',
   'member_tags',
+  'member_check_ins',
+  'memberships',
 ] as const;
 
 /** One record's drift as counts of one (a single-record endpoint). */
@@ -157,9 +139,11 @@ export const MAX_DRIFT_EXAMPLE_BYTES = 1024;
 
 /**
  * An example as stored: JSON text of at most MAX_DRIFT_EXAMPLE_BYTES (a longer one becomes a
- * marked preview string), `protect` applied first (member resources follow MEMBER_PII).
+ * marked preview string), `protect` applied first (member resources follow MEMBER_PII); null as is.
  */
 export function exampleJson(example: unknown, protect: (text: string) => string | null = (t) => t): string {
+  // No value (a missing field) stays null: a hash of "null" would read as a value received.
+  if (example === null || example === undefined) return 'null';
   const text = JSON.stringify(example) ?? 'null';
   const kept = protect(text);
   if (kept === null) return 'null';

@@ -2,7 +2,9 @@
  * Schema-drift faults (docs/simulator.md, "Faults"): the API's shape changing under a client. Each
  * change applies to every record of one resource in every answer until the faults are reset:
  * `add` puts a field the spec does not list (`value`, or a string when not given), `drop` leaves a
- * field out, `retype` sends a field with another JSON type (`value`, or the number 12345). Pure.
+ * field out, `retype` sends a field with another JSON type (`value`, or the number 12345). The
+ * field is a path: `mood` at the top level, `location.foo` inside a nested object, `open_hours[].note`
+ * inside every item of an array; a change whose parent object is absent does nothing. Pure.
  */
 
 /** The resources a change can target, named like the client's drift rows (docs/schema-drift.md). */
@@ -17,6 +19,10 @@ export const SCHEMA_FAULT_RESOURCES = [
   'member_statuses',
   'member_wallets',
   'member_tags',
+  'member_check_ins',
+  'memberships',
+  'locations',
+  'location_open_hours',
 ] as const;
 export type SchemaFaultResource = (typeof SCHEMA_FAULT_RESOURCES)[number];
 
@@ -26,7 +32,7 @@ export type SchemaChangeKind = (typeof SCHEMA_CHANGE_KINDS)[number];
 export interface SchemaChange {
   resource: SchemaFaultResource;
   change: SchemaChangeKind;
-  /** A top-level field of the record. */
+  /** A field of the record: `mood`, `location.foo`, `open_hours[].note`. */
   field: string;
   /** `add` / `retype`: the value sent. */
   value?: unknown;
@@ -44,6 +50,10 @@ const ROUTES: ReadonlyArray<{ pattern: RegExp; resource: SchemaFaultResource; li
   { pattern: /^\/users\/me\/status$/, resource: 'member_statuses', listKey: null },
   { pattern: /^\/users\/me\/wallets$/, resource: 'member_wallets', listKey: 'wallets' },
   { pattern: /^\/users\/me\/tags$/, resource: 'member_tags', listKey: 'tags' },
+  { pattern: /^\/users\/me\/check_ins$/, resource: 'member_check_ins', listKey: 'check_ins' },
+  { pattern: /^\/users\/me\/memberships$/, resource: 'memberships', listKey: 'memberships' },
+  { pattern: /^\/locations\/[^/]+$/, resource: 'locations', listKey: null },
+  { pattern: /^\/locations\/[^/]+\/open_hours$/, resource: 'location_open_hours', listKey: null },
 ];
 
 /** The answer body with the changes for this route applied; the same text when none applies. */
@@ -57,15 +67,31 @@ export function applySchemaChanges(path: string, body: string, changes: readonly
   const records = route.listKey === null ? [parsed] : parsed[route.listKey];
   if (!Array.isArray(records)) return body;
   for (const record of records as unknown[]) {
-    if (typeof record !== 'object' || record === null) continue;
-    const fields = record as Record<string, unknown>;
-    for (const change of mine) {
-      if (change.change === 'drop') delete fields[change.field];
-      else if (change.change === 'add') fields[change.field] = change.value ?? 'new in this version';
-      else if (Object.hasOwn(fields, change.field)) fields[change.field] = change.value ?? 12345;
-    }
+    for (const change of mine) applyAt(record, change.field.split('.'), change);
   }
   return JSON.stringify(parsed);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Applies `change` at `path` under `value`: `key[]` steps into every item of that array. */
+function applyAt(value: unknown, path: readonly string[], change: SchemaChange): void {
+  if (!isObject(value)) return;
+  const [step, ...rest] = path;
+  if (step === undefined) return;
+  if (rest.length > 0) {
+    const key = step.endsWith('[]') ? step.slice(0, -2) : step;
+    const next = value[key];
+    if (step.endsWith('[]')) {
+      if (Array.isArray(next)) for (const item of next as unknown[]) applyAt(item, rest, change);
+    } else applyAt(next, rest, change);
+    return;
+  }
+  if (change.change === 'drop') delete value[step];
+  else if (change.change === 'add') value[step] = change.value ?? 'new in this version';
+  else if (Object.hasOwn(value, step)) value[step] = change.value ?? 12345;
 }
 
 /** Validates `schemaChanges` from an admin request body. */

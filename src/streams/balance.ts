@@ -1,7 +1,10 @@
 import type { PartnerApi } from '../api/partner-api.js';
+import { driftOf } from '../records/parse.js';
+import { driftCounts } from '../records/schema-drift.js';
 import { insertBalanceSnapshot } from '../warehouse/balance.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import type { StreamName } from './registry.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 export { currentAppWalletId } from '../warehouse/balance.js';
@@ -13,6 +16,8 @@ export async function runBalancePass(deps: StreamDeps<PartnerApi>): Promise<Pass
   const { db, api, clock, metrics, signal } = deps;
   const result = await api.getBalance({ signal });
   const observedAt = clock.now();
+  // Its unknown fields go in `extra`; what it added, lacked or retyped is recorded (docs/schema-drift.md).
+  await noteSchemaDrift(deps, 'balance', driftCounts(driftOf(result)));
   if (!result.ok) {
     await storeRejections(db, STREAM, [result.rejection], observedAt);
     metrics.recordsRejected.inc({ stream: STREAM });

@@ -1,6 +1,8 @@
 import type { PartnerApiError } from '../api/errors.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config } from '../config.js';
+import { driftOf } from '../records/parse.js';
+import { DriftTally } from '../records/schema-drift.js';
 import {
   countLocations,
   markLocationGone,
@@ -12,6 +14,7 @@ import { storeRejections } from '../warehouse/rejected-records.js';
 import { stopsThePass } from './pass-stop.js';
 import { isPassInterruption } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
+import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 const STREAM = 'locations' satisfies StreamName;
@@ -44,12 +47,19 @@ interface LocationCounts {
   openHours: number;
 }
 
+/** Drift summed over a pass, per resource: one upsert each at the end (docs/schema-drift.md). */
+interface LocationDrift {
+  locations: DriftTally;
+  openHours: DriftTally;
+}
+
 /** One location's full form, then its open hours (none when it is gone); counts what it sent and wrote. */
 async function refreshLocation(
   deps: StreamDeps<PartnerApi>,
   id: string,
   counts: LocationCounts,
   sent: { requests: number },
+  drift: LocationDrift,
 ): Promise<void> {
   const { db, api, clock, metrics, signal } = deps;
   // When the request started: what it answers is at least this fresh (the stale-write guard orders reads by it).
@@ -61,6 +71,7 @@ async function refreshLocation(
     counts.gone++;
     return;
   }
+  drift.locations.add(driftOf(location));
   if (!location.ok) {
     // Stamp the attempt anyway, so one malformed location cannot hold the head of the queue.
     await db.transaction().execute(async (trx) => {
@@ -83,6 +94,7 @@ async function refreshLocation(
   }
   sent.requests++;
   const hours = await api.getLocationOpenHours(id, { signal });
+  if (hours !== null) drift.openHours.add(driftOf(hours));
   if (hours?.ok === true) {
     await upsertOpenHours(db, id, hours.record.hours, clock.now());
     counts.openHours++;
@@ -120,10 +132,11 @@ export async function runLocationsPass(
   let consecutiveFailures = 0;
   let lastError: PartnerApiError | undefined;
 
+  const drift: LocationDrift = { locations: new DriftTally(), openHours: new DriftTally() };
   for (const id of ids) {
     if (consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) break;
     try {
-      await refreshLocation(deps, id, counts, sent);
+      await refreshLocation(deps, id, counts, sent, drift);
       consecutiveFailures = 0;
     } catch (error) {
       if (stopsThePass(error) || !isPassInterruption(error, signal)) throw error;
@@ -133,6 +146,8 @@ export async function runLocationsPass(
       logger.warn({ stream: STREAM, err: error }, 'location refresh failed; moving on');
     }
   }
+  await noteSchemaDrift(deps, 'locations', drift.locations.counts());
+  await noteSchemaDrift(deps, 'location_open_hours', drift.openHours.counts());
 
   const known = await countLocations(db);
   const details = {

@@ -410,6 +410,7 @@ async function syncMemberCheckIns(
           await upsertMemberCheckIns(trx, memberId, result.records, at);
           await storeMemberRejections(trx, memberId, result.rejections, piiPolicy(deps), at);
         });
+        await noteSchemaDrift(deps, 'member_check_ins', result.drift, { member: true });
         rejected += result.rejections.length;
         if (result.records.some((record) => !facts.known.has(record.id))) newVisits = true;
         const decision = afterMemberCheckInPage({
@@ -466,6 +467,7 @@ async function syncMemberships(
         await upsertMemberships(trx, memberId, page.records, at);
         await storeMemberRejections(trx, memberId, page.rejections, piiPolicy(deps), at);
       });
+      await noteSchemaDrift(deps, 'memberships', page.drift, { member: true });
       rejected += page.rejections.length;
       if (++pages >= MAX_MEMBERSHIP_PAGES) break;
     }

@@ -3,7 +3,8 @@ import type { Executor } from './database.js';
 
 /**
  * One row per pass: the balance as observed at `observedAt`. The token amount goes in as the
- * digit string it arrived as (numeric(78,0), exact); currencies are already lower-case.
+ * digit string it arrived as (numeric(78,0), exact); currencies are already lower-case; fields the
+ * parser does not know go in `extra` (docs/schema-drift.md).
  * A second write for the same instant (a retried job) is a no-op.
  */
 export async function insertBalanceSnapshot(
@@ -21,6 +22,7 @@ export async function insertBalanceSnapshot(
       balance_value: balance.balance.value,
       balance_currency: balance.balance.currency,
       balance_usd_cents: balance.balanceUsd.value,
+      extra: balance.extra == null ? null : JSON.stringify(balance.extra),
     })
     .onConflict((conflict) => conflict.columns(['account_balance_id', 'observed_at']).doNothing())
     .executeTakeFirst();

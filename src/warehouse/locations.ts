@@ -85,12 +85,16 @@ export function mergeLocationColumns(
 
 /**
  * The raw record after applying a form: a full form replaces it; a poorer form updates only its
- * own keys and never replaces the richer embedded restaurant the full form carried.
+ * own keys and never replaces the richer embedded restaurant the full form carried (a key only
+ * the poorer form's restaurant has, such as a field new to the API, is added to it).
  */
 export function mergeLocationRaw(existingRaw: unknown, incoming: Location): unknown {
   if (incoming.form === 'full' || !isObject(existingRaw) || !isObject(incoming.raw)) return incoming.raw;
   const { restaurant, ...rest } = incoming.raw;
-  return { ...existingRaw, ...rest, restaurant: existingRaw['restaurant'] ?? restaurant };
+  const richer = existingRaw['restaurant'];
+  const merged =
+    isObject(richer) && isObject(restaurant) ? { ...restaurant, ...richer } : (richer ?? restaurant);
+  return { ...existingRaw, ...rest, restaurant: merged };
 }
 
 /** What decides a new location version: the merged columns, minus `updated_at` (a touch is not a change). */

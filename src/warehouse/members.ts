@@ -397,7 +397,10 @@ export async function replaceMemberWallets(
   await upsertById(trx, 'rewards.member_wallets', rows, WALLET_UPDATES);
 }
 
-/** The member's tags as listed now; `type` is kept exactly as given (no case folding). */
+/**
+ * The member's tags as listed now, with their unknown fields in `extra` (docs/schema-drift.md);
+ * `type` is kept exactly as given (no case folding).
+ */
 export async function replaceMemberTags(
   trx: Transaction<DB>,
   memberId: string,
@@ -416,6 +419,7 @@ export async function replaceMemberTags(
         metadata: JSON.stringify(tag.metadata),
         created_at: tag.createdAt,
         updated_at: tag.updatedAt,
+        extra: tag.extra == null ? null : JSON.stringify(tag.extra),
         last_seen_at: at,
       })),
     )
@@ -440,7 +444,10 @@ export async function memberCheckInFacts(
   return { known: new Set(rows.map((row) => row.id)), oldestOngoing };
 }
 
-/** One page of a member's visits. A known `ended_at` is never replaced by null (a stale read). */
+/**
+ * One page of a member's visits, with their unknown fields in `extra` (docs/schema-drift.md). A
+ * known `ended_at` is never replaced by null (a stale read).
+ */
 export async function upsertMemberCheckIns(
   db: Executor,
   memberId: string,
@@ -460,6 +467,7 @@ export async function upsertMemberCheckIns(
         svc_pay_enabled: c.svcPayEnabled,
         created_at: c.createdAt,
         ended_at: c.endedAt,
+        extra: c.extra == null ? null : JSON.stringify(c.extra),
         first_seen_at: at,
         last_seen_at: at,
       })),
@@ -468,6 +476,8 @@ export async function upsertMemberCheckIns(
       conflict.column('id').doUpdateSet((eb) => ({
         ended_at: sql`coalesce(excluded.ended_at, ${eb.ref('rewards.member_check_ins.ended_at')})`,
         svc_pay_enabled: eb.ref('excluded.svc_pay_enabled'),
+        // Follows the record: a re-read without the unknown field sets it back to null.
+        extra: eb.ref('excluded.extra'),
         last_seen_at: eb.ref('excluded.last_seen_at'),
       })),
     )

@@ -78,4 +78,59 @@ describe('schema faults', () => {
       { resource: 'balance', change: 'drop', field: 'owner_type' },
     ]);
   });
+
+  it('a field path reaches inside nested objects (location.foo) and every array item (open_hours[].note)', () => {
+    const body = JSON.stringify({
+      check_ins: [
+        { id: 'a', location: { id: 'l', name: 'x' } },
+        { id: 'b', location: null },
+      ],
+    });
+    const changed = JSON.parse(
+      applySchemaChanges('/users/me/check_ins', body, [
+        { resource: 'member_check_ins', change: 'add', field: 'location.foo', value: 1 },
+        { resource: 'member_check_ins', change: 'drop', field: 'location.name' },
+        { resource: 'member_check_ins', change: 'retype', field: 'location.id', value: 7 },
+      ]),
+    ) as { check_ins: unknown[] };
+    // The second record's location is null: nothing is created under it.
+    expect(changed.check_ins).toEqual([
+      { id: 'a', location: { id: 7, foo: 1 } },
+      { id: 'b', location: null },
+    ]);
+    const hours = applySchemaChanges(
+      '/locations/abc/open_hours',
+      JSON.stringify({ object: 'open_hours', open_hours: [{ opens_at: '09:00' }, { opens_at: '10:00' }] }),
+      [{ resource: 'location_open_hours', change: 'add', field: 'open_hours[].note', value: 'n' }],
+    );
+    expect(JSON.parse(hours)).toEqual({
+      object: 'open_hours',
+      open_hours: [
+        { opens_at: '09:00', note: 'n' },
+        { opens_at: '10:00', note: 'n' },
+      ],
+    });
+  });
+
+  it.each([
+    ['/locations/abc', 'locations', '{"id":"abc"}', { id: 'abc', x: 1 }],
+    [
+      '/users/me/memberships',
+      'memberships',
+      '{"memberships":[{"id":"m"}]}',
+      { memberships: [{ id: 'm', x: 1 }] },
+    ],
+    [
+      '/users/me/check_ins',
+      'member_check_ins',
+      '{"check_ins":[{"id":"c"}]}',
+      { check_ins: [{ id: 'c', x: 1 }] },
+    ],
+    ['/balance', 'balance', '{"id":"b"}', { id: 'b', x: 1 }],
+  ] as const)('%s answers carry the changes of %s', (path, resource, body, expected) => {
+    const changes = [{ resource, change: 'add' as const, field: 'x', value: 1 }];
+    expect(JSON.parse(applySchemaChanges(path, body, changes))).toEqual(expected);
+    // The venue feed is another resource than the member's check-ins.
+    if (resource === 'member_check_ins') expect(applySchemaChanges('/check_ins', body, changes)).toBe(body);
+  });
 });

@@ -5,10 +5,15 @@ import {
   parseChallenge,
   parseFeedCheckIn,
   parseListedRestaurant,
+  parseMembership,
+  parseMemberStatus,
   parsePaymentIntent,
   parsePaymentIntentListItem,
   parseRecords,
+  parseReducedLocation,
+  parseShortFormCheckIn,
   parseUser,
+  parseUserTag,
   parseUserWallet,
   driftOf,
   type RecordParser,
@@ -20,9 +25,9 @@ import {
   exampleJson,
   MAX_DRIFT_EXAMPLE_BYTES,
   mergeDriftCounts,
-  unknownFields,
   type DriftCount,
 } from '../../../src/records/schema-drift.js';
+import { unknownFieldsOf, type KnownShape } from '../../../src/records/known-shape.js';
 import { formatJsonPath } from '../../../src/records/storable.js';
 import * as fx from './fixtures.js';
 
@@ -35,6 +40,11 @@ const parsers: Array<[string, RecordParser<unknown>, () => Record<string, unknow
   ['account balance', parseAccountBalance, fx.accountBalance, 'balance'],
   ['member profile', parseUser, fx.user, 'email'],
   ['member wallet', parseUserWallet, fx.userWallet, 'address'],
+  ['member tag', parseUserTag, fx.userTag, 'type'],
+  ['member check-in (short form)', parseShortFormCheckIn, fx.shortFormCheckIn, 'created_at'],
+  ['member status (snapshot)', parseMemberStatus, fx.memberStatus, 'tier'],
+  ['membership (snapshot)', parseMembership, fx.membership, 'restaurant_id'],
+  ['location, GET /locations/{id} (snapshot)', parseReducedLocation, fx.reducedLocation, 'time_zone'],
 ];
 
 describe('schema drift: what each record parser reports', () => {
@@ -114,6 +124,13 @@ const jsonObject = fc.dictionary(
   fc.string({ maxLength: 8 }),
   fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)),
 );
+
+/** A shape that reads exactly `keys` at the top level, each whole. */
+const flat = (keys: readonly string[]): KnownShape => ({
+  kind: 'object',
+  fields: new Map(keys.map((key) => [key, null])),
+});
+const unknownFields = (raw: unknown, known: ReadonlySet<string>) => unknownFieldsOf(raw, flat([...known]));
 
 describe('schema drift: invariants', () => {
   it('known fields and extra fields partition the record: nothing lost, nothing counted twice', () => {
@@ -201,5 +218,7 @@ describe('schema drift: issues, subjects and examples', () => {
     expect(long).toContain('bytes)');
     expect(exampleJson('me@example.com', () => 'hashed')).toBe('"hashed"');
     expect(exampleJson('me@example.com', () => null)).toBe('null');
+    // A missing field's example (null) is no value: it is never protected into a hash.
+    expect(exampleJson(null, () => 'hashed')).toBe('null');
   });
 });

@@ -138,6 +138,17 @@ describe('location merge', () => {
     expect(raw['restaurant']).toEqual(fullRaw.restaurant);
   });
 
+  it('a key new in the reduced form’s restaurant is added to the richer one, which keeps its own values', () => {
+    const restaurant = {
+      ...(reducedRaw.restaurant as Record<string, unknown>),
+      michelin_stars: 1,
+      name: 'Other',
+    };
+    const reduced = parsed(parseReducedLocation({ ...reducedRaw, restaurant }));
+    const raw = mergeLocationRaw(fullRaw, reduced) as Record<string, unknown>;
+    expect(raw['restaurant']).toEqual({ ...fullRaw.restaurant, michelin_stars: 1 });
+  });
+
   it('property: merging any subset of fields keeps every other column as it was', () => {
     const keys = Object.keys(fullColumns) as (keyof LocationColumns)[];
     fc.assert(
