@@ -11,35 +11,46 @@ import {
   upsertChallengePage,
 } from '../warehouse/challenges.js';
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
+import { readStatesOfKind, recordReads } from '../warehouse/record-reads.js';
+import { dueRecordIds, learnedRead } from '../sync/snapshot-read-plan.js';
+import type { ReadState } from '../sync/read-cadence.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
 const STREAM = 'challenges' satisfies StreamName;
+/** A restaurant's challenge list is read on the adaptive cadence (docs/freshness.md). */
+const READ_KIND = 'restaurant.challenges';
 /** Consecutive restaurants whose paging failed after which the pass stops: the API is down. */
 const MAX_CONSECUTIVE_FAILURES = 3;
 
 interface RestaurantChallenges {
   /** id -> content hash (null: seen only as a rejected record). */
   seen: Map<string, string | null>;
+  newVersions: number;
   complete: boolean;
   incompleteReason?: string;
 }
 
 /**
- * Pages `GET /challenges?restaurant=` for every restaurant not marked deleted. A challenge missing
- * from its restaurant's list is marked deleted only when every page of that restaurant was read
- * and consistent, and the pass as a whole is not suspiciously short.
+ * Pages `GET /challenges?restaurant=` for every restaurant not marked deleted whose list is due on
+ * the adaptive cadence (`resync`: every one). A challenge missing from its restaurant's list is
+ * marked deleted only when every page of that restaurant was read and consistent, and the pass as
+ * a whole is not suspiciously short.
  */
 export async function runChallengesPass(
   deps: StreamDeps<PartnerApi>,
   options: SnapshotPassOptions = {},
 ): Promise<PassOutcome> {
   const { db, clock, logger } = deps;
-  const restaurantIds = await liveRestaurantIds(db);
+  const liveIds = await liveRestaurantIds(db);
+  const readStates = await readStatesOfKind(db, READ_KIND);
+  const restaurantIds = options.everyRecord === true ? liveIds : restaurantsDue(deps, liveIds, readStates);
   // Read before paging: what the warehouse held is what this pass's reads are compared with.
   const previous = await loadChallengeStates(db);
+  const readAt = clock.now();
   const { results, counts, lastError } = await readEveryRestaurant(deps, restaurantIds, options);
+  await recordChallengeReads(deps, { previous, results, readStates, readAt });
   const judged = await judgeDeletions(deps, previous, results);
   const { plan, complete, seenAnywhere } = judged;
   let deletionsMarked = 0;
@@ -50,7 +61,8 @@ export async function runChallengesPass(
   const incomplete = [...results].filter(([, r]) => !r.complete);
   const notVisited = restaurantIds.length - results.size;
   const details = {
-    restaurants: restaurantIds.length,
+    restaurants: liveIds.length,
+    restaurantsDue: restaurantIds.length,
     ...counts,
     seen: seenAnywhere.size,
     restaurantsComplete: complete.size,
@@ -81,6 +93,16 @@ export async function runChallengesPass(
   };
 }
 
+function restaurantsDue(deps: StreamDeps<PartnerApi>, liveIds: string[], readStates: ReadState[]): string[] {
+  return dueRecordIds({
+    kind: READ_KIND,
+    ids: liveIds,
+    states: readStates,
+    nowMs: deps.clock.now().getTime(),
+    cadence: deps.config.freshness.cadences[READ_KIND],
+  });
+}
+
 /** Each restaurant's challenge list read to its end (readSnapshotList); stops after repeated API failures. */
 async function readEveryRestaurant(
   deps: StreamDeps<PartnerApi>,
@@ -104,6 +126,7 @@ async function readEveryRestaurant(
     });
     results.set(restaurantId, {
       seen: read.seen,
+      newVersions: read.newVersions,
       complete: read.incompleteReason === undefined,
       ...(read.incompleteReason === undefined ? {} : { incompleteReason: read.incompleteReason }),
     });
@@ -126,6 +149,44 @@ async function readEveryRestaurant(
   // One upsert per pass, not per restaurant (docs/schema-drift.md).
   await noteSchemaDrift(deps, 'challenges', drift);
   return { results, counts, lastError };
+}
+
+/**
+ * What each restaurant's complete read teaches the cadence: a change is a new version, a challenge
+ * new to the warehouse, or one it held live that the list no longer shows. An incomplete read is
+ * not recorded, so the restaurant stays due.
+ */
+async function recordChallengeReads(
+  deps: StreamDeps<PartnerApi>,
+  input: {
+    previous: ReadonlyMap<string, ChallengeState>;
+    results: ReadonlyMap<string, RestaurantChallenges>;
+    readStates: readonly ReadState[];
+    readAt: Date;
+  },
+): Promise<void> {
+  const cadence = deps.config.freshness.cadences[READ_KIND];
+  const intervals = new Map(input.readStates.map((state) => [state.recordId, state.intervalMs]));
+  const heldLive = new Map<string, Set<string>>();
+  for (const [id, state] of input.previous) {
+    if (state.deleted) continue;
+    const ids = heldLive.get(state.restaurantId) ?? new Set<string>();
+    heldLive.set(state.restaurantId, ids.add(id));
+  }
+  const reads = [...input.results]
+    .filter(([, result]) => result.complete)
+    .map(([restaurantId, result]) => {
+      const held = heldLive.get(restaurantId) ?? new Set<string>();
+      const sameIds = held.size === result.seen.size && [...result.seen.keys()].every((id) => held.has(id));
+      return learnedRead({
+        kind: READ_KIND,
+        recordId: restaurantId,
+        previousIntervalMs: intervals.get(restaurantId) ?? null,
+        changed: result.newVersions > 0 || !sameIds,
+        cadence,
+      });
+    });
+  await recordReads(deps.db, reads, input.readAt);
 }
 
 /**

@@ -14,7 +14,7 @@ import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { ListResult, ParseResult, Rejection } from '../records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
-import { MEMBER_KINDS, planMemberReads, withUnreadKinds } from '../sync/member-read-plan.js';
+import { MEMBER_KINDS, planMemberReads, withUnreadKinds, type MemberKind } from '../sync/member-read-plan.js';
 import { firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
 import {
   activeMemberReadStates,
@@ -264,7 +264,7 @@ export async function runMembersPass(
 interface MemberSyncResult {
   rejected: number;
   /** The kinds read (a route whose scope the member did not grant counts as read: nothing to see). */
-  kindsRead: ReadKind[];
+  kindsRead: MemberKind[];
   checkInsResumePage: number | null;
   /** Why the profile was rejected (it is in rejected_records); absent when it was stored. */
   profileRejected?: string;
@@ -288,7 +288,7 @@ async function syncMember(
   deps: StreamDeps<PartnerApi>,
   api: PartnerApi,
   connection: MemberConnection,
-  kinds: readonly ReadKind[],
+  kinds: readonly MemberKind[],
   budget: { requestsLeft: number; spend: () => void; fromTheTop: boolean },
 ): Promise<MemberSyncResult> {
   const { db, clock, signal } = deps;

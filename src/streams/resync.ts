@@ -68,7 +68,7 @@ export const RESYNCS: Record<StreamName, ResyncDefinition | { unsupported: strin
     what: "every live restaurant's challenge list, every version compared by content (stored hashes recomputed)",
     load: async () => {
       const { runChallengesPass } = await import('./challenges.js');
-      return (deps) => runChallengesPass(deps, { recheckStoredVersions: true });
+      return (deps) => runChallengesPass(deps, { recheckStoredVersions: true, everyRecord: true });
     },
   },
   balance: {

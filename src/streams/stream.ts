@@ -39,6 +39,8 @@ export interface SnapshotPassOptions {
    * today's rules, not with the stored `content_hash`, so no stored hash can hide a change.
    */
   recheckStoredVersions?: boolean;
+  /** `resync`: read every record, whether or not the adaptive cadence has it due (docs/freshness.md). */
+  everyRecord?: boolean;
 }
 
 export interface PassOutcome {

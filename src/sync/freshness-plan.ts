@@ -1,4 +1,5 @@
-import { READ_KINDS, type Cadence, type ReadKind } from './read-cadence.js';
+import { MEMBER_KINDS } from './member-read-plan.js';
+import type { Cadence, ReadKind } from './read-cadence.js';
 
 // `rewards-etl plan` (docs/freshness.md): what the rate limit buys, projected before anything runs
 // from the counts in the warehouse and the settings. Pure: the command reads the counts.
@@ -110,7 +111,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   // Members: each kind at the interval learned so far (or its ceiling before any read), stretched
   // evenly when the members' share of the limit cannot pay for it.
   const memberBudget = limitPerHour * input.memberSyncShare;
-  const wanted = READ_KINDS.map((kind) => {
+  const wanted = MEMBER_KINDS.map((kind) => {
     const learned = input.learnedIntervalMs[kind];
     const cadence = input.cadences[kind];
     const everyMs =

@@ -12,6 +12,11 @@ export const MEMBER_KINDS = [
   'member.visits',
   'member.memberships',
 ] as const satisfies readonly ReadKind[];
+export type MemberKind = (typeof MEMBER_KINDS)[number];
+
+export function isMemberKind(kind: ReadKind): kind is MemberKind {
+  return (MEMBER_KINDS as readonly ReadKind[]).includes(kind);
+}
 
 /** Requests a read of each kind costs at least (a list costs one page; more pages are spent as read). */
 export const MIN_REQUESTS_PER_KIND = 1;
@@ -19,7 +24,7 @@ export const MIN_REQUESTS_PER_KIND = 1;
 export interface MemberRead {
   memberId: string;
   /** The kinds due, in MEMBER_KINDS order. */
-  kinds: ReadKind[];
+  kinds: MemberKind[];
 }
 
 /**
@@ -34,7 +39,8 @@ export function planMemberReads(input: {
   cadenceOf: (kind: ReadKind) => Cadence;
   budget: number;
 }): { reads: MemberRead[]; skippedForBudget: number; dueRecords: number } {
-  const due = dueReads(input.states, input.nowMs, input.cadenceOf);
+  const memberStates = input.states.filter((state) => isMemberKind(state.kind));
+  const due = dueReads(memberStates, input.nowMs, input.cadenceOf);
   const byMember = new Map<string, DueRead[]>();
   for (const read of due) {
     const list = byMember.get(read.recordId);

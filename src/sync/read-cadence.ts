@@ -1,7 +1,8 @@
 // Adaptive read cadence (docs/freshness.md): every kind of record is re-read on an interval learned
 // from whether the last reads found it changed, within a floor and a ceiling, and the reads that
 // are due are ordered so that the budget goes first to records past their ceiling, then to the
-// most overdue, then to the recently active. Pure: the members stream and the status read call it.
+// most overdue, then to the recently active. Pure: the members and challenges streams and the
+// status read call it.
 
 /** The kinds of record read on an adaptive cadence (the simulator's truth kinds use the same names). */
 export const READ_KINDS = [
@@ -11,6 +12,7 @@ export const READ_KINDS = [
   'member.tags',
   'member.visits',
   'member.memberships',
+  'restaurant.challenges',
 ] as const;
 export type ReadKind = (typeof READ_KINDS)[number];
 

@@ -13,6 +13,9 @@ export const DEFAULT_READ_CEILINGS_MS: Record<ReadKind, number> = {
   'member.tags': 86_400_000,
   'member.visits': 2 * 3_600_000,
   'member.memberships': 86_400_000,
+  // Challenges change with a restaurant's campaigns (days to weeks): a restaurant quiet for weeks
+  // is still re-read four times a day, one that changed is read again within the hour.
+  'restaurant.challenges': 6 * 3_600_000,
 };
 
 /**

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { MemberKind } from '../sync/member-read-plan.js';
 import { isReadKind, type ReadKind, type ReadState } from '../sync/read-cadence.js';
 import type { Executor } from './database.js';
 
@@ -47,6 +48,22 @@ export async function activeMemberReadStates(db: Executor): Promise<ReadState[]>
         ]
       : [],
   );
+}
+
+/** The read states of every record of one kind (records never read have no row). */
+export async function readStatesOfKind(db: Executor, kind: ReadKind): Promise<ReadState[]> {
+  const rows = await db
+    .selectFrom('rewards.record_reads')
+    .select(['record_id', 'last_read_at', 'last_changed_at', 'interval_seconds'])
+    .where('kind', '=', kind)
+    .execute();
+  return rows.map((row) => ({
+    kind,
+    recordId: row.record_id,
+    lastReadAtMs: row.last_read_at.getTime(),
+    lastChangedAtMs: row.last_changed_at?.getTime() ?? null,
+    intervalMs: row.interval_seconds * 1000,
+  }));
 }
 
 export interface ReadOutcome {
@@ -98,7 +115,7 @@ export async function recordReads(db: Executor, reads: readonly ReadOutcome[], a
 export async function memberRecordFingerprints(
   db: Executor,
   memberId: string,
-): Promise<Record<ReadKind, string>> {
+): Promise<Record<MemberKind, string>> {
   const { rows } = await sql<
     Record<'profile' | 'status' | 'wallets' | 'tags' | 'visits' | 'memberships', string | null>
   >`

@@ -5,7 +5,7 @@ import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { fixedClock } from '../../../src/clock.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
-import { READ_KINDS } from '../../../src/sync/read-cadence.js';
+import { MEMBER_KINDS } from '../../../src/sync/member-read-plan.js';
 import { forgetMember } from '../../../src/warehouse/members.js';
 import { readFreshness } from '../../../src/warehouse/record-reads.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
@@ -75,7 +75,7 @@ describe('members on an adaptive cadence', () => {
     const outcome = await runMembersPass(deps);
     expect(outcome.status).toBe('succeeded');
     const reads = await readsOf(memberIds[0]!);
-    expect([...reads.keys()].sort()).toEqual([...READ_KINDS].sort());
+    expect([...reads.keys()].sort()).toEqual([...MEMBER_KINDS].sort());
     for (const row of reads.values()) {
       expect(row.last_read_at).toEqual(clock.now());
       expect(Number(row.reads)).toBe(1);
@@ -154,7 +154,7 @@ describe('members on an adaptive cadence', () => {
 
   it("forget removes the member's read states", async () => {
     const removed = await forgetMember(h.database.db, memberIds[0]!);
-    expect(removed['record_reads']).toBe(READ_KINDS.length);
+    expect(removed['record_reads']).toBe(MEMBER_KINDS.length);
     expect((await readsOf(memberIds[0]!)).size).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerError } from '../../../src/api/errors.js';
+import { fixedClock } from '../../../src/clock.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { currentAppWalletId, runBalancePass } from '../../../src/streams/balance.js';
 import { runChallengesPass } from '../../../src/streams/challenges.js';
@@ -30,6 +31,9 @@ const versionsOf = (id: string) =>
     .orderBy('valid_from')
     .execute();
 const TWO_TO_64 = 2n ** 64n;
+/** Every restaurant read, whatever the adaptive cadence says: what one complete read does. */
+const everyRestaurant = (deps: Parameters<typeof runChallengesPass>[0]) =>
+  runChallengesPass(deps, { everyRecord: true });
 
 describe('challenges snapshot', () => {
   it('stores every challenge of every restaurant with exact amounts and lower-case currencies', async () => {
@@ -80,14 +84,14 @@ describe('challenges snapshot', () => {
   });
 
   it('an unchanged pass opens no version; an edit opens exactly one', async () => {
-    const quiet = await h.run('challenges', runChallengesPass);
+    const quiet = await h.run('challenges', everyRestaurant);
     expect(quiet.details).toMatchObject({ newVersions: 0, deletions: { marked: 0 } });
     const target = simChallenges()[0]!;
     h.sim.control.challenges.update(target.id, {
       title: 'Brand new title',
       tokenReward: (TWO_TO_64 * 3n + 7n).toString(),
     });
-    const edited = await h.run('challenges', runChallengesPass);
+    const edited = await h.run('challenges', everyRestaurant);
     expect(edited.details).toMatchObject({ newVersions: 1, changed: 1 });
     const stored = await challenge(target.id);
     expect(stored.title).toBe('Brand new title');
@@ -100,7 +104,7 @@ describe('challenges snapshot', () => {
   it('a challenge gone from its restaurant is marked deleted', async () => {
     const target = simChallenges()[1]!;
     h.sim.control.challenges.remove(target.id);
-    const outcome = await h.run('challenges', runChallengesPass);
+    const outcome = await h.run('challenges', everyRestaurant);
     expect(outcome.details).toMatchObject({ deletions: { marked: 1 } });
     expect((await challenge(target.id)).deleted_at).not.toBeNull();
     expect((await versionsOf(target.id)).every((v) => v.valid_to !== null)).toBe(true);
@@ -119,14 +123,78 @@ describe('challenges snapshot', () => {
         });
       },
     };
-    const outcome = await h.run('challenges', runChallengesPass, { api: failingForOne });
+    const outcome = await h.run('challenges', everyRestaurant, { api: failingForOne });
     expect(outcome.status).toBe('partial');
     expect(outcome.details).toMatchObject({ restaurantsIncomplete: 1, deletions: { marked: 0 } });
     expect((await challenge(target.id)).deleted_at).toBeNull();
 
-    const next = await h.run('challenges', runChallengesPass);
+    const next = await h.run('challenges', everyRestaurant);
     expect(next.details).toMatchObject({ deletions: { marked: 1 } });
     expect((await challenge(target.id)).deleted_at).not.toBeNull();
+  });
+});
+
+describe('challenges on the adaptive cadence (docs/freshness.md)', () => {
+  const HOUR = 3_600_000;
+  const readsOfRestaurants = async () =>
+    new Map(
+      (
+        await h.database.db
+          .selectFrom('rewards.record_reads')
+          .select(['record_id', 'interval_seconds', 'reads'])
+          .where('kind', '=', 'restaurant.challenges')
+          .execute()
+      ).map((row) => [row.record_id, row]),
+    );
+  const liveRestaurants = async () =>
+    (
+      await h.database.db
+        .selectFrom('rewards.restaurants')
+        .select('id')
+        .where('deleted_at', 'is', null)
+        .execute()
+    ).map((row) => row.id);
+
+  it('a pass reads only the restaurants due: none right after every one was read', async () => {
+    const live = await liveRestaurants();
+    const reads = await readsOfRestaurants();
+    expect([...reads.keys()].sort()).toEqual([...live].sort());
+    const { floorMs, ceilingMs } = h.config.freshness.cadences['restaurant.challenges'];
+    for (const row of reads.values()) {
+      expect(row.interval_seconds * 1000).toBeGreaterThanOrEqual(floorMs);
+      expect(row.interval_seconds * 1000).toBeLessThanOrEqual(ceilingMs);
+    }
+    const quiet = await h.run('challenges', runChallengesPass);
+    expect(quiet.status).toBe('succeeded');
+    expect(quiet.requests).toBe(0);
+    expect(quiet.details).toMatchObject({
+      restaurants: live.length,
+      restaurantsDue: 0,
+      deletions: { marked: 0 },
+    });
+  });
+
+  it('a change halves the interval, a read that found none stretches it; past the ceiling every one is due', async () => {
+    const before = await readsOfRestaurants();
+    const target = simChallenges()[3]!;
+    const changedRestaurant = (await challenge(target.id)).restaurant_id;
+    const quietRestaurant = [...before.keys()].find((id) => id !== changedRestaurant)!;
+    h.sim.control.challenges.update(target.id, { title: 'Changed for the cadence' });
+    await h.run('challenges', everyRestaurant);
+    const after = await readsOfRestaurants();
+    const ceilingSeconds = h.config.freshness.cadences['restaurant.challenges'].ceilingMs / 1000;
+    expect(after.get(changedRestaurant)!.interval_seconds).toBeCloseTo(
+      before.get(changedRestaurant)!.interval_seconds / 2,
+      -1,
+    );
+    expect(after.get(quietRestaurant)!.interval_seconds).toBeCloseTo(
+      Math.min(ceilingSeconds, before.get(quietRestaurant)!.interval_seconds * 1.5),
+      -1,
+    );
+
+    const later = fixedClock(new Date(h.clock.now().getTime() + 6 * HOUR + 1_000));
+    const due = await h.run('challenges', runChallengesPass, { clock: later });
+    expect(due.details).toMatchObject({ restaurantsDue: (await liveRestaurants()).length });
   });
 });
 

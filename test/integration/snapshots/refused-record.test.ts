@@ -73,7 +73,9 @@ describe('a snapshot record the database refuses', () => {
     expect(stored.length).toBeGreaterThan(1);
     const victim = stored[0]!.id;
     await t.db.deleteFrom('rewards.challenges').execute();
-    const outcome = await refusing('challenges', victim, () => runChallengesPass(h.deps));
+    const outcome = await refusing('challenges', victim, () =>
+      runChallengesPass(h.deps, { everyRecord: true }),
+    );
     expect(outcome.status).toBe('succeeded');
     const after = await t.db.selectFrom('rewards.challenges').select('id').execute();
     expect(after.length).toBe(stored.length - 1);

@@ -69,7 +69,7 @@ describe('resync of snapshots ignores their short-cuts', () => {
     const challenge = h.sim.control.challenges.list()[0]!;
     const id = String(challenge['id']);
     await storedVersionDisagrees('challenges_history', id);
-    await h.run('challenges', runChallengesPass);
+    await h.run('challenges', (deps) => runChallengesPass(deps, { everyRecord: true }));
     expect((await currentVersion('challenges_history', id)).raw['title']).toBe('stale');
 
     expect((await resync('challenges')).status).toBe('succeeded');

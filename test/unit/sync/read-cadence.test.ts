@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planMemberReads, withUnreadKinds } from '../../../src/sync/member-read-plan.js';
+import { MEMBER_KINDS, planMemberReads, withUnreadKinds } from '../../../src/sync/member-read-plan.js';
 import {
   READ_KINDS,
   dueAtMs,
@@ -185,7 +185,7 @@ describe('planMemberReads', () => {
       cadenceOf,
       budget: 100,
     });
-    expect(plan.reads).toEqual([{ memberId: 'new', kinds: [...READ_KINDS] }]);
+    expect(plan.reads).toEqual([{ memberId: 'new', kinds: [...MEMBER_KINDS] }]);
   });
 
   it('skips a member whose due kinds do not fit, and still takes a cheaper one after it', () => {
@@ -200,7 +200,7 @@ describe('planMemberReads', () => {
 
   it('property: the plan fits the budget, and when the budget allows, every due record is read', () => {
     const stateArb = fc.record({
-      kind: fc.constantFrom(...READ_KINDS),
+      kind: fc.constantFrom(...MEMBER_KINDS),
       recordId: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
       lastReadAtMs: fc.option(fc.integer({ min: now - 40 * HOUR, max: now })),
       lastChangedAtMs: fc.constant(null),

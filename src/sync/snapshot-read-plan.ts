@@ -1,0 +1,54 @@
+import {
+  dueReads,
+  firstIntervalSpread,
+  nextReadInterval,
+  type Cadence,
+  type ReadKind,
+  type ReadState,
+} from './read-cadence.js';
+
+// Which snapshot records a pass reads on the adaptive cadence (docs/freshness.md), and what it
+// learns from the reads. Pure: the challenges stream loads the read states and follows the plan.
+
+/**
+ * The records of `kind` due at `nowMs`, most urgent first: every id in `ids` with no read state is
+ * due at once (never read); states of ids not in `ids` (a restaurant since deleted) are ignored.
+ */
+export function dueRecordIds(input: {
+  kind: ReadKind;
+  ids: readonly string[];
+  states: readonly ReadState[];
+  nowMs: number;
+  cadence: Cadence;
+}): string[] {
+  const live = new Set(input.ids);
+  const known = input.states.filter((state) => state.kind === input.kind && live.has(state.recordId));
+  const read = new Set(known.map((state) => state.recordId));
+  const unread: ReadState[] = input.ids
+    .filter((id) => !read.has(id))
+    .map((id) => ({
+      kind: input.kind,
+      recordId: id,
+      lastReadAtMs: null,
+      lastChangedAtMs: null,
+      intervalMs: null,
+    }));
+  return dueReads([...unread, ...known], input.nowMs, () => input.cadence).map((due) => due.recordId);
+}
+
+/** The read to record for one record: the interval learned from whether this read found a change. */
+export function learnedRead(input: {
+  kind: ReadKind;
+  recordId: string;
+  previousIntervalMs: number | null;
+  changed: boolean;
+  cadence: Cadence;
+}) {
+  const spread = firstIntervalSpread(`${input.kind} ${input.recordId}`);
+  return {
+    kind: input.kind,
+    recordId: input.recordId,
+    changed: input.changed,
+    intervalMs: nextReadInterval(input.previousIntervalMs, input.changed, input.cadence, spread),
+  };
+}
