@@ -4,21 +4,19 @@ import type { PartnerApi } from '../api/partner-api.js';
 import { salvagePaymentIntent, type PaymentIntent } from '../records/payment-intent.js';
 import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../sync/intent-poll-schedule.js';
 import { planIntentResync, type ResyncProgress, type ResyncRange } from '../sync/resync-plan.js';
-import {
-  loadIntentStreamState,
-  loadStoredIntents,
-  markLookedAt,
-  recordFullObservation,
-} from '../warehouse/payment-intents.js';
+import { INTENT_PASS_TUNING } from '../config.js';
+import { loadIntentStreamState } from '../warehouse/intent-stream-state.js';
+import { loadStoredIntents, markLookedAt } from '../warehouse/payment-intents.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { storedIntentRefs } from '../warehouse/resync.js';
 import { deliverAlertsSoon } from './alerts.js';
 import { stopsThePass } from './pass-stop.js';
+import { recordIntentObservation } from './payment-intents/record-observation.js';
+import { INTENTS_STREAM as STREAM } from './payment-intents/stream-name.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
-const STREAM = 'payment_intents';
 /** By-id reads in flight at once (the shared limiter paces them), as the pass does. */
-const CONCURRENCY = 8;
+const CONCURRENCY = INTENT_PASS_TUNING.concurrency;
 /** A poller that changed the row between our read and our write: read it again, this many times. */
 const MAX_RACES = 3;
 
@@ -35,8 +33,8 @@ type Counts = Record<
 /**
  * `resync payment_intents` (docs/resync.md): re-reads the full form (`GET /payment_intents/{id}`) of
  * every stored intent created in the range and records it exactly as a poll does
- * (recordFullObservation): the row takes the full form's fields, a status change goes into the
- * transition ledger, and a paid alert is raised only when classifyTransition calls for one; the
+ * (recordIntentObservation): the row takes the full form's fields, a status change goes into the
+ * transition ledger, and a paid alert is raised only when decideIntentObservation calls for one; the
  * unique (type, payment_intent_id) index and the update conditional on the status read keep it to
  * one alert per intent, however often an intent is re-synced. An observation older than the stored
  * status (STATUS_RANK) changes nothing.
@@ -48,7 +46,7 @@ export async function resyncPaymentIntents(
   const { db, clock, signal } = deps;
   const log = deps.logger.child({ stream: STREAM });
   const plan = planIntentResync(await storedIntentRefs(db, options.range), options.range);
-  const state = await loadIntentStreamState(db, clock.now());
+  const state = await loadIntentStreamState(db, STREAM, clock.now());
   const counts: Counts = {
     reread: 0,
     transitions: 0,
@@ -94,7 +92,7 @@ export async function resyncPaymentIntents(
         counts.salvaged++;
       }
       if (intent === null) return;
-      const outcome = await recordFullObservation(db, {
+      const outcome = await recordIntentObservation(db, {
         intent: intent,
         previous: before.status,
         observedAt,
