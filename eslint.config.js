@@ -82,7 +82,6 @@ const SIZE_EXCEPTIONS = [
   'src/streams/members.ts',
   'src/streams/passes.ts',
   'src/streams/resync-checkins.ts',
-  'src/streams/resync-payment-intents.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/locations.ts',
   'src/warehouse/members.ts',
