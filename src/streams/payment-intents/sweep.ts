@@ -8,7 +8,6 @@ import {
   planIntentSweep,
   sweepReachedStop,
   type ListOrder,
-  type SweepPlan,
 } from '../../sync/intent-sweep-plan.js';
 import { openIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
@@ -61,7 +60,8 @@ export async function sweepIntentList(
     for await (const page of pages) {
       order = await applySweepPage(tick, page, { order, result });
       if (page.pagination.nextPage === null) result.reachedHorizon = true;
-      if (mayStop(plan, order, input.fullSweep)) {
+      // A full sweep has no stop: it reads to the end.
+      if (sweepReachedStop(order, plan.stopBelow)) {
         result.reachedHorizon = true;
         break;
       }
@@ -74,10 +74,6 @@ export async function sweepIntentList(
     tick.noteError(error, { during: 'list sweep' });
   }
   return result;
-}
-
-function mayStop(plan: SweepPlan, order: ListOrder, fullSweep: boolean): boolean {
-  return !fullSweep && sweepReachedStop(order, plan.stopBelow);
 }
 
 /** One page of the sweep: counted, its rejections stored, its records applied, its drift noted. */
