@@ -81,13 +81,10 @@ const SIZE_EXCEPTIONS = [
   'src/streams/checkins.ts',
   'src/streams/members.ts',
   'src/streams/passes.ts',
-  'src/streams/payment-intents.ts',
   'src/streams/resync-checkins.ts',
-  'src/streams/resync-payment-intents.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/locations.ts',
   'src/warehouse/members.ts',
-  'src/warehouse/payment-intents.ts',
   'src/warehouse/schema.ts',
 ];
 

@@ -22,7 +22,7 @@ import { createRedisClient } from '../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { runAlertsPass } from '../src/streams/alerts.js';
-import { runPaymentIntentsPass } from '../src/streams/payment-intents.js';
+import { runPaymentIntentsPass } from '../src/streams/payment-intents/pass.js';
 import type { PassOutcome, StreamDeps } from '../src/streams/stream.js';
 import { verifyRewardsSignature } from '../src/alerts/verify-signature.js';
 import { createDatabase } from '../src/warehouse/database.js';

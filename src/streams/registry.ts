@@ -94,7 +94,7 @@ export const STREAMS = defineStreams({
   }),
   payment_intents: wholePass({
     loadPass: async () => {
-      const { runPaymentIntentsPass } = await import('./payment-intents.js');
+      const { runPaymentIntentsPass } = await import('./payment-intents/pass.js');
       return (deps, context) => runPaymentIntentsPass(deps, context ?? {});
     },
     everyMs: (config) => config.schedules.paymentIntentsMs,

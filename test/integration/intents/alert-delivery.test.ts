@@ -8,7 +8,7 @@ import {
 } from '../../../src/alerts/delivery-policy.js';
 import { fixedClock } from '../../../src/clock.js';
 import { runAlertsPass } from '../../../src/streams/alerts.js';
-import { runPaymentIntentsPass } from '../../../src/streams/payment-intents.js';
+import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness } from './harness.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
-import { runPaymentIntentsPass } from '../../../src/streams/payment-intents.js';
+import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import { runResync } from '../../../src/streams/resync.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import type { ResyncRange } from '../../../src/sync/resync-plan.js';

@@ -9,7 +9,7 @@ import { renderStatusText } from '../../../src/status/render-text.js';
 import { runAlertsPass } from '../../../src/streams/alerts.js';
 import { runCheckinsPass } from '../../../src/streams/checkins.js';
 import { runMembersPass } from '../../../src/streams/members.js';
-import { runPaymentIntentsPass } from '../../../src/streams/payment-intents.js';
+import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness } from '../intents/harness.js';

@@ -1,0 +1,107 @@
+import type { PaymentIntent } from '../../records/payment-intent.js';
+import { nextPollAt } from '../../sync/intent-poll-schedule.js';
+import { routeListedIntent, type ListedIntentRoute } from '../../sync/intent-observation.js';
+import {
+  applyUnchangedListObservations,
+  insertFirstSightsFromList,
+  loadStoredIntents,
+  type StoredIntent,
+} from '../../warehouse/payment-intents.js';
+import { noteObservation } from './note-observation.js';
+import { recordIntentObservation } from './record-observation.js';
+import type { Fetch, Tick } from './tick-context.js';
+
+/** What a list page leaves for the by-id fetches, and the intents the sweep has shown so far. */
+export interface ListPageOutput {
+  seen: Set<string>;
+  toFetch: Fetch[];
+}
+
+type RecordFromList = Extract<ListedIntentRoute, { kind: 'record-from-list' }>;
+
+/**
+ * Applies one list page as routeListedIntent sorts it: unchanged rows get their list fields refreshed
+ * (a poll, for free); a payment whose full form the warehouse holds is recorded and alerted from the
+ * list form at once; first sights that cannot alert are inserted from the list form; the rest is
+ * queued for a by-id fetch of the full form.
+ */
+export async function applyListPage(
+  tick: Tick,
+  records: readonly PaymentIntent[],
+  context: { observedAt: Date; output: ListPageOutput },
+): Promise<void> {
+  const { deps, state } = tick;
+  const { observedAt, output } = context;
+  const fresh = records.filter((intent) => !output.seen.has(intent.id));
+  for (const intent of fresh) output.seen.add(intent.id);
+  const stored = await loadStoredIntents(
+    deps.db,
+    fresh.map((intent) => intent.id),
+  );
+  const unchanged: { intent: PaymentIntent; nextPollAt: Date | null }[] = [];
+  const firstSights: PaymentIntent[] = [];
+  const fromList: RecordFromList[] = [];
+  const routing = { watchingSince: state.watchingSince, events: deps.config.alerts.events };
+  for (const listed of fresh) {
+    const row = stored.get(listed.id);
+    const route = routeListedIntent(listed, row, routing);
+    if (route.kind === 'insert-from-list') firstSights.push(listed);
+    else if (route.kind === 'fetch')
+      output.toFetch.push({ id: listed.id, why: route.why, createdAt: listed.createdAt, listed });
+    else if (route.kind === 'record-from-list') fromList.push(route);
+    else if (route.kind === 'unchanged' && row !== undefined)
+      unchanged.push({ intent: listed, nextPollAt: listPollAt(tick, listed, row, observedAt) });
+  }
+  await applyUnchangedListObservations(deps.db, unchanged, observedAt);
+  await insertFirstSights(tick, firstSights, observedAt);
+  tick.stats.paidSeenInList += fromList.length;
+  for (const { intent, previous, decision } of fromList) {
+    const outcome = await recordIntentObservation(
+      deps.db,
+      { intent, previous, observedAt, watchingSince: state.watchingSince, nextPollAt: null },
+      decision,
+    );
+    noteObservation(tick, intent, { previous, outcome, fromList: true });
+  }
+}
+
+/** The next poll of an intent the list shows unchanged: this look counts as one. */
+function listPollAt(tick: Tick, listed: PaymentIntent, row: StoredIntent, observedAt: Date): Date | null {
+  return nextPollAt(
+    {
+      now: observedAt,
+      createdAt: listed.createdAt ?? row.createdAt ?? undefined,
+      expiresAt: row.hasFullForm ? row.expiresAt : undefined,
+      pollCount: row.pollCount + 1,
+      status: row.status,
+    },
+    tick.settings.schedule,
+  );
+}
+
+/** First sights that cannot alert, from the list form: rows and transitions in one transaction. */
+async function insertFirstSights(
+  tick: Tick,
+  intents: readonly PaymentIntent[],
+  observedAt: Date,
+): Promise<void> {
+  if (intents.length === 0) return;
+  const { schedule } = tick.settings;
+  const firstPollAt = (intent: PaymentIntent) =>
+    nextPollAt(
+      {
+        now: observedAt,
+        createdAt: intent.createdAt,
+        expiresAt: undefined,
+        pollCount: 1,
+        status: intent.status,
+      },
+      schedule,
+    );
+  const inserted = await tick.deps.db
+    .transaction()
+    .execute((tx) =>
+      insertFirstSightsFromList(tx, { intents, payee: tick.payee, observedAt, nextPollAt: firstPollAt }),
+    );
+  tick.stats.firstSights += inserted.length;
+}

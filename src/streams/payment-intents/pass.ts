@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PartnerApi } from '../../api/partner-api.js';
+import { INTENT_PASS_TUNING, type IntentPassTuning } from '../../config.js';
+import { DEFAULT_POLL_SCHEDULE, type PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
+import {
+  intentPassStatus,
+  nextTickStartMs,
+  tickBudget,
+  type TickPacing,
+} from '../../sync/intent-tick-plan.js';
+import type { PassOutcome, StreamDeps } from '../stream.js';
+import { INTENTS_STREAM } from './stream-name.js';
+import { addTickStats, emptyTickStats, type IntentPassSettings } from './tick-context.js';
+import { runIntentTick, type TickOutcome } from './tick.js';
+
+/** Overrides of INTENT_PASS_TUNING (the worker passes `slotMs`; tests and the bench the rest). */
+export interface PaymentIntentsPassOptions extends Partial<IntentPassTuning> {
+  schedule?: PollSchedulePolicy;
+}
+
+/**
+ * One pass over payment intents: ticks of a list sweep (newest first) that discovers new intents,
+ * re-reads the status of every open intent it can afford to pass and raises the paid alert from the
+ * list form when the warehouse already holds the rest, then by-id fetches of the full form for what
+ * else changed, due open intents the sweep did not reach, and rows only the list form has written.
+ * With `slotMs` (the worker), it keeps ticking every `tickEveryMs` while intents are open, paced to
+ * stay within `config.intents.pollShare` of the shared rate limit; idle, it is one tick. Alerts are
+ * delivered as soon as they commit. Cost model: docs/payment-intents.md.
+ */
+export async function runPaymentIntentsPass(
+  deps: StreamDeps<PartnerApi>,
+  options: PaymentIntentsPassOptions = {},
+): Promise<PassOutcome> {
+  const { clock, config, signal } = deps;
+  const settings: IntentPassSettings = {
+    ...INTENT_PASS_TUNING,
+    ...stripUndefined(options),
+    schedule: options.schedule ?? DEFAULT_POLL_SCHEDULE,
+  };
+  const pacing: TickPacing = {
+    slotMs: settings.slotMs,
+    tickEveryMs: settings.tickEveryMs,
+    passEveryMs: config.schedules.paymentIntentsMs,
+    rateLimitRps: config.api.rateLimitRps,
+    pollShare: config.intents.pollShare,
+  };
+  const passStartedMs = clock.now().getTime();
+  const totals = emptyTickStats();
+  const aborted = () => signal?.aborted === true;
+  let ticks = 0;
+  let last: TickOutcome;
+  for (;;) {
+    const tickStartedMs = clock.now().getTime();
+    last = await runIntentTick(deps, settings, tickBudget(pacing));
+    ticks++;
+    addTickStats(totals, last.stats);
+    if (settings.slotMs <= 0 || last.open === 0 || aborted()) break;
+    const nextTickMs = nextTickStartMs(pacing, {
+      passStartedMs,
+      tickStartedMs,
+      requests: last.stats.requests,
+    });
+    if (nextTickMs === null) break;
+    const waitMs = nextTickMs - clock.now().getTime();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+    if (aborted()) break;
+  }
+  deps.metrics.rowsIngested.inc({ stream: INTENTS_STREAM }, totals.firstSights + totals.fetched);
+  return {
+    status: intentPassStatus(totals),
+    rows: totals.firstSights + totals.fetched,
+    requests: totals.requests,
+    details: { ...totals, ticks, ...last.details },
+    ...(last.lastError === undefined ? {} : { error: last.lastError }),
+  };
+}
+
+function stripUndefined<T extends object>(value: T): { [K in keyof T]-?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]-?: Exclude<T[K], undefined>;
+  };
+}

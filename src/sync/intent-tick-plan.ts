@@ -1,0 +1,64 @@
+import { pollBudgetPerPass } from './intent-poll-schedule.js';
+
+/**
+ * The pacing of a payment intents pass (docs/payment-intents.md, "One pass"): how long one tick
+ * plans for, what it may spend, and when the next tick starts. Pure: the caller reads the clock.
+ */
+export interface TickPacing {
+  /** Keep ticking this long (the worker's time to its next scheduled pass); 0: one tick. */
+  slotMs: number;
+  /** Shortest time between two ticks of one pass. */
+  tickEveryMs: number;
+  /** PAYMENT_INTENTS_EVERY: what a single tick plans for. */
+  passEveryMs: number;
+  rateLimitRps: number;
+  /** INTENT_POLL_SHARE of the shared rate limit. */
+  pollShare: number;
+}
+
+/** A single tick plans for the whole schedule interval; repeated ticks for one tick interval. */
+export function tickIntervalMs(pacing: TickPacing): number {
+  return pacing.slotMs > 0 ? pacing.tickEveryMs : pacing.passEveryMs;
+}
+
+/** Requests one tick may spend: the poll share of the rate limit over its interval (at least 1). */
+export function tickBudget(pacing: TickPacing): number {
+  return pollBudgetPerPass({
+    rateLimitRps: pacing.rateLimitRps,
+    pollShare: pacing.pollShare,
+    passIntervalMs: tickIntervalMs(pacing),
+  });
+}
+
+/**
+ * When the next tick starts, or null when it would start past the slot. A tick that spent more than
+ * its interval's share (a sweep that needed many pages) pushes the next one out, so the average stays
+ * within the share however many pages a tick needed.
+ */
+export function nextTickStartMs(
+  pacing: TickPacing,
+  tick: { passStartedMs: number; tickStartedMs: number; requests: number },
+): number | null {
+  const share = pacing.rateLimitRps * pacing.pollShare;
+  const next = tick.tickStartedMs + Math.max(pacing.tickEveryMs, (tick.requests / share) * 1000);
+  return next >= tick.passStartedMs + pacing.slotMs ? null : next;
+}
+
+/** Whether this tick reads the whole list: the first time, then every `fullSweepEveryMs`. */
+export function fullSweepDue(lastFullSweepAt: Date | null, now: Date, fullSweepEveryMs: number): boolean {
+  return lastFullSweepAt === null || now.getTime() - lastFullSweepAt.getTime() >= fullSweepEveryMs;
+}
+
+/** How many due open intents a tick looks up to plan with: far more than it can poll by id. */
+export function dueLookupLimit(budget: number): number {
+  return Math.max(1_000, budget * 50);
+}
+
+/** A pass's status from its counts: failed when every request failed, partial when some did. */
+export function intentPassStatus(totals: {
+  requests: number;
+  errors: number;
+}): 'succeeded' | 'partial' | 'failed' {
+  if (totals.errors === 0) return 'succeeded';
+  return totals.requests > totals.errors ? 'partial' : 'failed';
+}

@@ -1,0 +1,100 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  dueLookupLimit,
+  fullSweepDue,
+  intentPassStatus,
+  nextTickStartMs,
+  tickBudget,
+  tickIntervalMs,
+  type TickPacing,
+} from '../../../src/sync/intent-tick-plan.js';
+
+// Defaults: 10 rps, INTENT_POLL_SHARE 0.5, PAYMENT_INTENTS_EVERY 5 s, a tick every second.
+const pacing = (overrides: Partial<TickPacing> = {}): TickPacing => ({
+  slotMs: 5_000,
+  tickEveryMs: 1_000,
+  passEveryMs: 5_000,
+  rateLimitRps: 10,
+  pollShare: 0.5,
+  ...overrides,
+});
+
+describe("a tick's budget", () => {
+  it('a single tick (run, or no slot) plans for the whole pass interval', () => {
+    expect(tickIntervalMs(pacing({ slotMs: 0 }))).toBe(5_000);
+    expect(tickBudget(pacing({ slotMs: 0 }))).toBe(25);
+  });
+  it('repeated ticks (the worker gives a slot) plan for one tick interval', () => {
+    expect(tickIntervalMs(pacing())).toBe(1_000);
+    expect(tickBudget(pacing())).toBe(5);
+  });
+  it('is at least one request, however small the share', () => {
+    expect(tickBudget(pacing({ pollShare: 0.01, rateLimitRps: 1 }))).toBe(1);
+  });
+});
+
+describe('when the next tick starts', () => {
+  it('after tickEveryMs when the tick spent no more than its share', () => {
+    expect(nextTickStartMs(pacing(), { passStartedMs: 0, tickStartedMs: 0, requests: 5 })).toBe(1_000);
+  });
+  it('later when the tick spent more (a deep sweep): 20 requests at 5 per second wait 4 s', () => {
+    expect(
+      nextTickStartMs(pacing({ slotMs: 10_000 }), { passStartedMs: 0, tickStartedMs: 0, requests: 20 }),
+    ).toBe(4_000);
+  });
+  it('never: the next tick would start at or past the end of the slot', () => {
+    expect(nextTickStartMs(pacing(), { passStartedMs: 0, tickStartedMs: 4_000, requests: 1 })).toBeNull();
+    expect(nextTickStartMs(pacing(), { passStartedMs: 0, tickStartedMs: 0, requests: 25 })).toBeNull();
+  });
+
+  it('keeps the requests of a pass within the poll share, whatever each tick spent', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 200 }), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.constantFrom(0.1, 0.25, 0.5, 1),
+        (spent, rateLimitRps, pollShare) => {
+          const plan = pacing({ slotMs: 60_000, rateLimitRps, pollShare });
+          let startedMs = 0;
+          let requests = 0;
+          for (const tickRequests of spent) {
+            const next = nextTickStartMs(plan, {
+              passStartedMs: 0,
+              tickStartedMs: startedMs,
+              requests: tickRequests,
+            });
+            if (next === null) break;
+            requests += tickRequests;
+            expect(next - startedMs).toBeGreaterThanOrEqual(plan.tickEveryMs - 1e-6);
+            // Everything spent before the next tick fits the share of the time up to it.
+            expect(requests).toBeLessThanOrEqual(((rateLimitRps * pollShare * next) / 1000) * (1 + 1e-9));
+            startedMs = next;
+          }
+          expect(startedMs).toBeLessThan(plan.slotMs);
+        },
+      ),
+    );
+  });
+});
+
+describe('the rest of a tick', () => {
+  const now = new Date('2026-11-01T12:00:00Z');
+  it('reads the whole list the first time, then every fullSweepEveryMs', () => {
+    expect(fullSweepDue(null, now, 600_000)).toBe(true);
+    expect(fullSweepDue(new Date(now.getTime() - 599_999), now, 600_000)).toBe(false);
+    expect(fullSweepDue(new Date(now.getTime() - 600_000), now, 600_000)).toBe(true);
+  });
+  it('looks up far more due intents than it can poll by id', () => {
+    expect(dueLookupLimit(5)).toBe(1_000);
+    expect(dueLookupLimit(100)).toBe(5_000);
+  });
+  it.each([
+    [{ requests: 10, errors: 0 }, 'succeeded'],
+    [{ requests: 10, errors: 3 }, 'partial'],
+    [{ requests: 3, errors: 3 }, 'failed'],
+    [{ requests: 0, errors: 1 }, 'failed'],
+  ] as const)('a pass with %o %s', (totals, status) => {
+    expect(intentPassStatus(totals)).toBe(status);
+  });
+});
