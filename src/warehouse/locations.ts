@@ -139,19 +139,43 @@ export async function writeLocations(
   const byId = new Map(locations.map((location) => [location.id, location]));
   if (byId.size === 0) return { written: 0, newVersions: 0 };
   await lockEmbeddedWriters(trx);
-  const ids = [...byId.keys()].sort();
-  const existingRows = await trx
+  const existing = await lockExistingLocations(trx, [...byId.keys()].sort());
+  const { rows, versions } = mergedLocations(byId, existing, seenAt, options);
+  await upsertLocationRows(trx, rows, options);
+  const plan = await recordVersions(trx, 'rewards.locations_history', versions, seenAt);
+  await upsertNeighborhoods(
+    trx,
+    [...byId.values()].map((location) => location.neighborhood),
+    seenAt,
+  );
+  return { written: rows.length, newVersions: plan.open.length };
+}
+
+/** The stored rows of `ids`, locked in id order (the order every writer takes them in). */
+async function lockExistingLocations(
+  trx: Transaction<DB>,
+  ids: string[],
+): Promise<Map<string, ExistingLocation>> {
+  const rows = await trx
     .selectFrom('rewards.locations')
     .select([...COLUMN_NAMES, 'id', 'raw', 'deleted_at', 'last_seen_at'])
     .where('id', '=', sql<string>`any(${ids}::uuid[])`)
     .orderBy('id')
     .forUpdate()
     .execute();
-  const existing = new Map<string, ExistingLocation>(existingRows.map((row) => [row.id, row]));
+  return new Map(rows.map((row) => [row.id, row]));
+}
 
+/** Each read merged field by field into what is stored, and the history version it would open. */
+function mergedLocations(
+  byId: ReadonlyMap<string, Location>,
+  existing: ReadonlyMap<string, ExistingLocation>,
+  seenAt: Date,
+  options: WriteLocationsOptions,
+) {
   const rows: Insertable<LocationsTable>[] = [];
   const versions: { id: string; hash: string; raw: unknown }[] = [];
-  for (const id of ids) {
+  for (const id of [...byId.keys()].sort()) {
     const location = byId.get(id);
     if (location === undefined) continue;
     const before = existing.get(id);
@@ -174,7 +198,14 @@ export async function writeLocations(
     const gone = !options.refreshed && before !== undefined && before.deleted_at !== null;
     if (!gone) versions.push({ id, hash, raw });
   }
+  return { rows, versions };
+}
 
+async function upsertLocationRows(
+  trx: Transaction<DB>,
+  rows: Insertable<LocationsTable>[],
+  options: WriteLocationsOptions,
+): Promise<void> {
   for (const chunk of statementChunks(rows, 28)) {
     await trx
       .insertInto('rewards.locations')
@@ -196,13 +227,6 @@ export async function writeLocations(
       )
       .execute();
   }
-  const plan = await recordVersions(trx, 'rewards.locations_history', versions, seenAt);
-  await upsertNeighborhoods(
-    trx,
-    [...byId.values()].map((location) => location.neighborhood),
-    seenAt,
-  );
-  return { written: rows.length, newVersions: plan.open.length };
 }
 
 /**
