@@ -83,7 +83,6 @@ const SIZE_EXCEPTIONS = [
   'src/streams/passes.ts',
   'src/streams/resync-checkins.ts',
   'src/sync/freshness-plan.ts',
-  'src/warehouse/members.ts',
   'src/warehouse/schema.ts',
 ];
 

@@ -1,11 +1,9 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import { MEMBER_DRIFT_RESOURCES } from '../records/schema-drift.js';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../records/index.js';
 import { contentHash, progressInApiNames } from '../records/index.js';
 import type { MemberPiiMode } from '../config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
-import { forgetMemberReads } from './record-reads.js';
 import type { DB, MemberConnectionStatus } from './schema.js';
 import { fromExcluded, type Executor } from './database.js';
 
@@ -151,88 +149,6 @@ export async function recordMemberSync(
     )
     .where('member_id', '=', memberId)
     .execute();
-}
-
-/**
- * Removes a member from every member table, their history, their rejected records, their
- * connection and their tokens, in one transaction (docs/members.md lists what it removes).
- * Rejected records are found by `member_id` (every member record rejected since migration
- * 20261125_0006) and, for rows stored before, by a payload that names the member: a profile's
- * `id` (its record id) or a status's `user`.
- */
-export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Record<string, number>> {
-  return db.transaction().execute(async (trx) => {
-    const removed: Record<string, number> = {};
-    const rejected = await trx
-      .deleteFrom('rewards.rejected_records')
-      .where((eb) =>
-        eb.or([
-          eb('member_id', '=', memberId),
-          eb.and([
-            eb('stream', '=', 'members'),
-            eb.or([
-              eb(sql`lower(record_id)`, '=', memberId),
-              eb(sql`lower(payload->>'user')`, '=', memberId),
-              eb(sql`lower(payload->>'id')`, '=', memberId),
-            ]),
-          ]),
-        ]),
-      )
-      .executeTakeFirst();
-    removed['rejected_records'] = Number(rejected.numDeletedRows);
-    const count = (result: { numDeletedRows: bigint }[]) =>
-      result.reduce((sum, r) => sum + Number(r.numDeletedRows), 0);
-    const membershipIds = trx
-      .selectFrom('rewards.memberships')
-      .select('id')
-      .where('member_id', '=', memberId);
-    removed['memberships_history'] = count(
-      await trx.deleteFrom('rewards.memberships_history').where('id', 'in', membershipIds).execute(),
-    );
-    removed['member_statuses_history'] = count(
-      await trx.deleteFrom('rewards.member_statuses_history').where('id', '=', memberId).execute(),
-    );
-    for (const table of [
-      'rewards.memberships',
-      'rewards.member_check_ins',
-      'rewards.member_tags',
-      'rewards.member_wallets',
-      'rewards.member_statuses',
-    ] as const) {
-      removed[table.slice('rewards.'.length)] = count(
-        await trx.deleteFrom(table).where('member_id', '=', memberId).execute(),
-      );
-    }
-    removed['members'] = count(await trx.deleteFrom('rewards.members').where('id', '=', memberId).execute());
-    removed['member_connections'] = count(
-      await trx.deleteFrom('rewards.member_connections').where('member_id', '=', memberId).execute(),
-    );
-    removed['oauth_tokens'] = count(
-      await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
-    );
-    // A drift example of a member resource may be this member's value, and no row says whose it
-    // is: every member resource's example is cleared (the drift itself stays).
-    removed['schema_drift_examples'] = Number(
-      (
-        await trx
-          .updateTable('rewards.schema_drift')
-          .set({ example: null })
-          .where('resource', 'in', [...MEMBER_DRIFT_RESOURCES])
-          .where('example', 'is not', null)
-          .executeTakeFirst()
-      ).numUpdatedRows,
-    );
-    // member.needs_reauth events name the member (src/warehouse/member-events.ts).
-    removed['alerts'] = count(
-      await trx
-        .deleteFrom('rewards.alerts')
-        .where('type', '=', 'member.needs_reauth')
-        .where('subject', 'like', `${memberId}:%`)
-        .execute(),
-    );
-    removed['record_reads'] = await forgetMemberReads(trx, memberId);
-    return removed;
-  });
 }
 
 /** MEMBER_PII and the key its `hash` mode uses (TOKEN_ENCRYPTION_KEY). */

@@ -151,7 +151,7 @@ function forgetMemberCommand(context: CliContext): Command {
     .action(async (memberId: string) => {
       if (!/^[0-9a-f-]{36}$/i.test(memberId))
         throw new CliExit(ExitCode.usage, `"${memberId}" is not a member id (a UUID)`);
-      const { forgetMember } = await import('../../warehouse/members.js');
+      const { forgetMember } = await import('../../warehouse/forget-member.js');
       const removed = await withWarehouse(context, ({ db }) => forgetMember(db, memberId.toLowerCase()));
       const total = Object.values(removed).reduce((sum, n) => sum + n, 0);
       context.stdout.write(

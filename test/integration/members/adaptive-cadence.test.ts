@@ -6,7 +6,7 @@ import { fixedClock } from '../../../src/clock.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { MEMBER_KINDS } from '../../../src/sync/member-read-plan.js';
-import { forgetMember } from '../../../src/warehouse/members.js';
+import { forgetMember } from '../../../src/warehouse/forget-member.js';
 import { readFreshness } from '../../../src/warehouse/record-reads.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';

@@ -7,7 +7,8 @@ import { storeMemberConnection } from '../../../src/api/oauth/member-connection.
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
-import { forgetMember, listConnections } from '../../../src/warehouse/members.js';
+import { forgetMember } from '../../../src/warehouse/forget-member.js';
+import { listConnections } from '../../../src/warehouse/members.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 import { EVERY_PASS } from './every-pass.js';
