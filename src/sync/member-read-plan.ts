@@ -33,8 +33,10 @@ export function planMemberReads(input: {
   nowMs: number;
   cadenceOf: (kind: ReadKind) => Cadence;
   budget: number;
+  /** The reads due, when the caller computed them already (to ask the budget for them). */
+  due?: readonly DueRead[];
 }): { reads: MemberRead[]; skippedForBudget: number; dueRecords: number } {
-  const due = dueReads(input.states, input.nowMs, input.cadenceOf);
+  const due = input.due ?? dueReads(input.states, input.nowMs, input.cadenceOf);
   const byMember = new Map<string, DueRead[]>();
   for (const read of due) {
     const list = byMember.get(read.recordId);

@@ -1,0 +1,64 @@
+import type { RedisClient } from '../redis/connection.js';
+import { BUDGET_STREAMS, isBudgetStream, type BudgetStream } from '../sync/budget-allocation.js';
+
+// The spend ledger (docs/rate-limit.md, "One budget"): every request a process sends is counted
+// against its stream in Redis, where every process of every host adds to the same counters, so a
+// stream's allowance (src/sync/budget-allocation.ts) is computed from what all of them spent. One
+// hash per minute of the pipeline's clock (Postgres's, so every host files a request under the
+// same minute), a field per stream, incremented where a request's rate-limit slot is claimed (the
+// requester and the token endpoint): the feed, the intents' by-id reads that raise paid alerts,
+// retries and token refreshes all count. Each hash lives two hours: `status` reads the last one.
+
+const MINUTE_MS = 60_000;
+/** Long enough for "the last hour" to be read whole, however late a reader comes in the minute. */
+const BUCKET_TTL_MS = 2 * 3_600_000 + MINUTE_MS;
+/** The longest window a reader may ask for. */
+export const LEDGER_WINDOW_MAX_MS = 2 * 3_600_000;
+
+export type StreamSpend = Record<BudgetStream, number>;
+
+export interface SpendLedger {
+  /** Counts `requests` (default 1) against `stream` in the current minute. */
+  record(stream: BudgetStream, requests?: number): Promise<void>;
+  /**
+   * Requests per stream over the last `windowMs`, in whole minutes of the pipeline's clock: the
+   * current minute (partly gone) and the minutes before it, ceil(windowMs / 1 min) in all.
+   */
+  spentOver(windowMs: number): Promise<StreamSpend>;
+}
+
+export function emptySpend(): StreamSpend {
+  return Object.fromEntries(BUDGET_STREAMS.map((stream) => [stream, 0])) as StreamSpend;
+}
+
+export function createSpendLedger(options: {
+  redis: RedisClient;
+  /** config.redisPrefix (hash-tagged on a Cluster, so a window's keys share one slot). */
+  prefix: string;
+  /** The pipeline's clock. */
+  nowMs?: () => number;
+}): SpendLedger {
+  const nowMs = options.nowMs ?? Date.now;
+  const keyOf = (minute: number) => `${options.prefix}:budget:spent:${minute}`;
+  return {
+    async record(stream, requests = 1) {
+      if (!(requests > 0)) return;
+      const key = keyOf(Math.floor(nowMs() / MINUTE_MS));
+      await options.redis.multi().hincrby(key, stream, requests).pexpire(key, BUCKET_TTL_MS).exec();
+    },
+    async spentOver(windowMs) {
+      const minutes = Math.max(1, Math.ceil(Math.min(windowMs, LEDGER_WINDOW_MAX_MS) / MINUTE_MS));
+      const current = Math.floor(nowMs() / MINUTE_MS);
+      const pipeline = options.redis.pipeline();
+      for (let i = 0; i < minutes; i++) pipeline.hgetall(keyOf(current - i));
+      const answers = (await pipeline.exec()) ?? [];
+      const spend = emptySpend();
+      for (const [error, fields] of answers) {
+        if (error) throw error;
+        for (const [stream, count] of Object.entries((fields ?? {}) as Record<string, string>))
+          if (isBudgetStream(stream)) spend[stream] += Number(count) || 0;
+      }
+      return spend;
+    },
+  };
+}
