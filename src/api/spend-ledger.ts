@@ -21,10 +21,11 @@ export interface SpendLedger {
   /** Counts `requests` (default 1) against `stream` in the current minute. */
   record(stream: BudgetStream, requests?: number): Promise<void>;
   /**
-   * Requests per stream over the last `windowMs`, in whole minutes of the pipeline's clock: the
-   * current minute (partly gone) and the minutes before it, ceil(windowMs / 1 min) in all.
+   * Requests per stream in the minutes of the pipeline's clock that the last `windowMs` touches:
+   * from the minute `windowMs` ago to the current one (partly gone). `spanMs` is the time those
+   * minutes cover up to now (between `windowMs` and `windowMs` + 1 min): what to scale by.
    */
-  spentOver(windowMs: number): Promise<StreamSpend>;
+  spentOver(windowMs: number): Promise<{ spent: StreamSpend; spanMs: number }>;
 }
 
 export function emptySpend(): StreamSpend {
@@ -47,10 +48,11 @@ export function createSpendLedger(options: {
       await options.redis.multi().hincrby(key, stream, requests).pexpire(key, BUCKET_TTL_MS).exec();
     },
     async spentOver(windowMs) {
-      const minutes = Math.max(1, Math.ceil(Math.min(windowMs, LEDGER_WINDOW_MAX_MS) / MINUTE_MS));
-      const current = Math.floor(nowMs() / MINUTE_MS);
+      const now = nowMs();
+      const current = Math.floor(now / MINUTE_MS);
+      const first = Math.floor((now - Math.max(0, Math.min(windowMs, LEDGER_WINDOW_MAX_MS))) / MINUTE_MS);
       const pipeline = options.redis.pipeline();
-      for (let i = 0; i < minutes; i++) pipeline.hgetall(keyOf(current - i));
+      for (let minute = first; minute <= current; minute++) pipeline.hgetall(keyOf(minute));
       const answers = (await pipeline.exec()) ?? [];
       const spend = emptySpend();
       for (const [error, fields] of answers) {
@@ -58,7 +60,7 @@ export function createSpendLedger(options: {
         for (const [stream, count] of Object.entries((fields ?? {}) as Record<string, string>))
           if (isBudgetStream(stream)) spend[stream] += Number(count) || 0;
       }
-      return spend;
+      return { spent: spend, spanMs: Math.max(1, now - first * MINUTE_MS) };
     },
   };
 }

@@ -40,7 +40,7 @@ export async function readBudget(sources: {
       prefix: config.redisPrefix,
       nowMs: () => clock.now().getTime(),
     });
-    const [spend, membersDue] = await Promise.all([
+    const [{ spent: spend }, membersDue] = await Promise.all([
       withTimeout(ledger.spentOver(HOUR_MS), LEDGER_TIMEOUT_MS, 'spend ledger'),
       countDueMemberRecords(sources.db, clock.now(), MEMBER_KINDS.length),
     ]);

@@ -33,7 +33,7 @@ export function allocationFor(input: {
   config: Pick<Config, 'api' | 'intents' | 'members'>;
   intervalMs: number;
   spend: StreamSpend;
-  /** The window `spend` was measured over. */
+  /** The time `spend` was measured over (the ledger's span). */
   windowMs: number;
   demands?: Partial<Record<BudgetStream, number>>;
 }): StreamAllowance[] {
@@ -62,13 +62,14 @@ export async function streamAllowance(
   stream: BudgetStream,
   options: { intervalMs: number; demand: number; ledger?: SpendLedger },
 ): Promise<{ allowance: number; allocation: StreamAllowance[] }> {
-  const windowMs = Math.max(MIN_WINDOW_MS, options.intervalMs);
-  const spend = await (options.ledger ?? spendLedgerOf(deps)).spentOver(windowMs);
+  const { spent, spanMs } = await (options.ledger ?? spendLedgerOf(deps)).spentOver(
+    Math.max(MIN_WINDOW_MS, options.intervalMs),
+  );
   const allocation = allocationFor({
     config: deps.config,
     intervalMs: options.intervalMs,
-    spend,
-    windowMs,
+    spend: spent,
+    windowMs: spanMs,
     demands: { [stream]: options.demand },
   });
   return { allowance: allocation.find((row) => row.stream === stream)?.allowance ?? 0, allocation };

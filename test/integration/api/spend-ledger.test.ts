@@ -40,7 +40,9 @@ describe('the spend ledger', () => {
 
     const reader = createTestRedis();
     try {
-      const spend = await createSpendLedger({ redis: reader, prefix: h.prefix }).spentOver(3_600_000);
+      const { spent: spend } = await createSpendLedger({ redis: reader, prefix: h.prefix }).spentOver(
+        3_600_000,
+      );
       const sent = h.sim.control.requests.list();
       const on = (prefix: string) => sent.filter((r) => r.path.startsWith(`/v1${prefix}`)).length;
       expect(on('/balance')).toBe(2);
@@ -60,7 +62,7 @@ describe('the spend ledger', () => {
     }
   });
 
-  it('reads only the minutes of the window asked for', async () => {
+  it('reads the minutes the window touches, and says how long they cover', async () => {
     let now = Date.parse('2026-11-26T10:00:30Z');
     const redis = createTestRedis();
     try {
@@ -69,8 +71,17 @@ describe('the spend ledger', () => {
       now += 10 * 60_000;
       await ledger.record('members', 3);
       await ledger.record('checkins');
-      expect(await ledger.spentOver(60_000)).toMatchObject({ members: 3, checkins: 1 });
-      expect(await ledger.spentOver(15 * 60_000)).toMatchObject({ members: 8, checkins: 1 });
+      // 10:10:30: the last 30 s lie in the current minute only; the last minute touches 10:09 too.
+      expect(await ledger.spentOver(30_000)).toEqual({
+        spent: expect.objectContaining({ members: 3, checkins: 1 }) as unknown,
+        spanMs: 30_000,
+      });
+      expect(await ledger.spentOver(60_000)).toMatchObject({ spanMs: 90_000 });
+      expect((await ledger.spentOver(9 * 60_000)).spent).toMatchObject({ members: 3, checkins: 1 });
+      expect(await ledger.spentOver(10 * 60_000)).toEqual({
+        spent: expect.objectContaining({ members: 8, checkins: 1 }) as unknown,
+        spanMs: 630_000,
+      });
       const ttl = await redis.pttl(`${h.prefix}:window:budget:spent:${Math.floor(now / 60_000)}`);
       expect(ttl).toBeGreaterThan(3_600_000);
     } finally {

@@ -94,7 +94,7 @@ describe('members within the one budget', () => {
     });
     const sent = h.sim.control.requests.list();
     const memberRequests = sent.filter((r) => r.path.startsWith('/v1/users/me')).length;
-    const spend = await ledger.spentOver(30 * MIN);
+    const { spent: spend } = await ledger.spentOver(30 * MIN);
     expect(spend.members).toBe(memberRequests);
     expect(spend.oauth).toBeGreaterThan(0);
     expect(spend.checkins).toBe(15);
