@@ -3,7 +3,7 @@ import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
 import { classifyResponse } from './classify-response.js';
-import { credentialForPath, routeTemplate } from './credential-routing.js';
+import { budgetStreamForPath, credentialForPath, routeTemplate } from './credential-routing.js';
 import {
   AuthenticationError,
   PartnerApiError,
@@ -17,6 +17,7 @@ import type { ApiMetrics } from './metrics.js';
 import type { RequestPriority } from './priority-gate.js';
 import { fullJitterDelayMs, type BackoffOptions } from './retry-policy.js';
 import type { SharedRateLimiter } from './shared-rate-limiter.js';
+import type { SpendLedger } from './spend-ledger.js';
 
 // The only HTTP retry layer (BullMQ attempts retry whole jobs; these retry one request). Per attempt:
 // wait for the shared rate limit, send with exactly the credential the path's family takes, classify.
@@ -64,6 +65,8 @@ export interface ApiRequesterOptions {
   tokens: AccessTokenProvider | undefined;
   transport: HttpTransport;
   limiter: SharedRateLimiter;
+  /** Counts each request sent against its route family's stream (one budget across streams). */
+  ledger?: SpendLedger | undefined;
   logger: Logger;
   metrics: ApiMetrics;
   retry?: Partial<RetrySettings>;
@@ -109,6 +112,18 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
   const random = options.random ?? Math.random;
   const { transport, limiter, metrics, logger } = options;
 
+  /**
+   * The ledger is accounting, not the limit (the limiter above is): a request whose count could
+   * not be written is still sent, and an undercount only lends a little more than was free.
+   */
+  async function countSpend(path: string): Promise<void> {
+    try {
+      await options.ledger?.record(budgetStreamForPath(path));
+    } catch (error) {
+      logger.warn({ err: error }, 'could not count a request in the spend ledger; sending it anyway');
+    }
+  }
+
   async function credentialHeaders(
     kind: CredentialKind,
     signal: AbortSignal | undefined,
@@ -139,6 +154,7 @@ export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
         maxPauseMs: Math.max(0, retry.maxTotalMs - (nowMs() - startedAt)),
       });
       metrics.limiterWaited(waited);
+      await countSpend(path);
       const started = nowMs();
       try {
         const response = await transport.send({

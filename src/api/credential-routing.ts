@@ -1,25 +1,36 @@
+import type { BudgetStream } from '../sync/budget-allocation.js';
 import type { CredentialKind } from './errors.js';
 
 // The spec's authentication table, in the one place that decides which credential a path gets.
 // The two credentials are not interchangeable: an API key on a bearer route is a 401, and a bearer
 // token is never sent to a discovery route (it would leak a member token to routes that do not need it).
-const ROUTE_FAMILIES: readonly { prefix: string; credential: CredentialKind }[] = [
-  { prefix: '/restaurants', credential: 'api-key' },
-  { prefix: '/locations', credential: 'api-key' },
-  { prefix: '/check_ins', credential: 'api-key' },
-  { prefix: '/challenges', credential: 'api-key' },
-  { prefix: '/balance', credential: 'api-key' },
-  { prefix: '/users/me', credential: 'bearer' },
-  { prefix: '/payment_intents', credential: 'bearer' },
+// Each family's requests are counted against one stream of the shared budget (spend-ledger.ts).
+const ROUTE_FAMILIES: readonly { prefix: string; credential: CredentialKind; spendsOn: BudgetStream }[] = [
+  { prefix: '/restaurants', credential: 'api-key', spendsOn: 'restaurants' },
+  { prefix: '/locations', credential: 'api-key', spendsOn: 'locations' },
+  { prefix: '/check_ins', credential: 'api-key', spendsOn: 'checkins' },
+  { prefix: '/challenges', credential: 'api-key', spendsOn: 'challenges' },
+  { prefix: '/balance', credential: 'api-key', spendsOn: 'balance' },
+  { prefix: '/users/me', credential: 'bearer', spendsOn: 'members' },
+  { prefix: '/payment_intents', credential: 'bearer', spendsOn: 'payment_intents' },
 ];
+
+function familyOf(path: string) {
+  const clean = path.split('?')[0] ?? path;
+  for (const family of ROUTE_FAMILIES) {
+    if (clean === family.prefix || clean.startsWith(`${family.prefix}/`)) return family;
+  }
+  throw new Error(`no credential rule for path ${clean}: add its route family to credential-routing.ts`);
+}
 
 /** The credential a path (relative to the base URL, e.g. `/check_ins`) must carry. */
 export function credentialForPath(path: string): CredentialKind {
-  const clean = path.split('?')[0] ?? path;
-  for (const family of ROUTE_FAMILIES) {
-    if (clean === family.prefix || clean.startsWith(`${family.prefix}/`)) return family.credential;
-  }
-  throw new Error(`no credential rule for path ${clean}: add its route family to credential-routing.ts`);
+  return familyOf(path).credential;
+}
+
+/** The stream of the shared budget a request to this path is counted against. */
+export function budgetStreamForPath(path: string): BudgetStream {
+  return familyOf(path).spendsOn;
 }
 
 /** `/locations/0b6…/open_hours` -> `/locations/{id}/open_hours`: bounded label values for metrics. */

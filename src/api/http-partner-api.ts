@@ -34,6 +34,7 @@ import {
   type PageResult,
 } from '../records/index.js';
 import { createSharedRateLimiter, type SharedRateLimiter } from './shared-rate-limiter.js';
+import { createSpendLedger } from './spend-ledger.js';
 
 export interface HttpPartnerApiOptions {
   requester: ApiRequester;
@@ -161,8 +162,14 @@ function sharedApiPieces(options: CreatePartnerApiOptions) {
     prefix: config.redisPrefix,
     rps: config.api.rateLimitRps,
   });
+  // Buckets by the pipeline's clock, so that every host files a request under the same minute.
+  const ledger = createSpendLedger({
+    redis,
+    prefix: config.redisPrefix,
+    ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
+  });
   const tokenEndpointFor = (oauth: OAuthConfig) =>
-    createTokenEndpoint({ oauth, transport, limiter, retryAfterMaxMs: config.api.retryAfterMaxMs });
+    createTokenEndpoint({ oauth, transport, limiter, ledger, retryAfterMaxMs: config.api.retryAfterMaxMs });
   const requesterWith = (tokens: OAuthTokenManager | undefined) =>
     createApiRequester({
       baseUrl,
@@ -170,6 +177,7 @@ function sharedApiPieces(options: CreatePartnerApiOptions) {
       tokens,
       transport,
       limiter,
+      ledger,
       logger,
       metrics,
       retry: { retryAfterMaxMs: config.api.retryAfterMaxMs, ...options.retry },

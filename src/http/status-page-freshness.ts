@@ -1,8 +1,10 @@
+import { BUDGET_HEADINGS, budgetLine, budgetRow } from '../status/budget-view.js';
 import { FRESHNESS_HEADINGS, freshnessRow, requestsLine } from '../status/freshness-view.js';
 import type { StatusReport } from '../status/status-report.js';
 import { html, type SafeHtml } from './html.js';
 
-// The status page's Freshness section (docs/freshness.md): the same figures as `status`.
+// The status page's Freshness and Budget sections (docs/freshness.md, docs/rate-limit.md): the same
+// figures as `status`.
 
 /** The column of records past their ceiling, shown as overdue when not zero. */
 const PAST_CEILING_COLUMN = FRESHNESS_HEADINGS.indexOf('overdue');
@@ -44,6 +46,47 @@ export function freshnessSection(report: StatusReport): SafeHtml {
     <p class="note">
       Ages since each record was last read, and since a read last found it changed (p50 and p95 over the
       records of a kind); unchanged: the share of reads that found nothing new.
+    </p>
+  </section>`;
+}
+
+/** The one budget across streams (docs/rate-limit.md): the same figures as `status`'s BUDGET. */
+export function budgetSection(report: StatusReport): SafeHtml {
+  const { budget } = report;
+  if (!budget.available)
+    return html`<section>
+      <h2>Budget<small>one budget across streams</small></h2>
+      <p class="note">Not available: ${budget.reason}</p>
+    </section>`;
+  const rows = budget.streams.map(
+    (row) =>
+      html`<tr>
+        ${budgetRow(row).map((cell) =>
+          typeof cell === 'number'
+            ? html`<td class="num">${cell.toLocaleString('en-US')}</td>`
+            : html`<td>${cell}</td>`,
+        )}
+      </tr>`,
+  );
+  return html`<section>
+    <h2>Budget<small>one budget across streams</small></h2>
+    <p class="note">${budgetLine(budget)}</p>
+    <table>
+      <thead>
+        <tr>
+          ${BUDGET_HEADINGS.map((heading, i) =>
+            i === 0 ? html`<th>${heading}</th>` : html`<th class="num">${heading}</th>`,
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+    <p class="note">
+      Share: the floor a stream keeps while it has work, whoever else is busy; what the feed and the intents
+      (served first) leave goes to the streams with work. Allowance: for the next hour, if each stream wants
+      again what it spent in the last one (members: their records due now).
     </p>
   </section>`;
 }

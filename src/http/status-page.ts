@@ -6,7 +6,7 @@ import { html, trusted, type SafeHtml } from './html.js';
 import { STATUS_PAGE_CSS } from './status-page-style.js';
 import { workerRow, workersNote } from '../status/workers-view.js';
 import { driftChangeLabel, driftExampleText, driftSummary } from '../status/schema-drift-view.js';
-import { freshnessSection } from './status-page-freshness.js';
+import { budgetSection, freshnessSection } from './status-page-freshness.js';
 
 // The status page: server-rendered from a StatusReport, no script, refreshed by the browser.
 
@@ -404,8 +404,9 @@ export function renderStatusPage(report: StatusReport, thresholds: VerdictThresh
         </header>
         <main class="wrap">
           ${summaryCards(report, thresholds)} ${streamsTable(report)} ${chartSection(report)}
-          ${freshnessSection(report)} ${failuresSection(report)} ${alertsAndRejectsSection(report)}
-          ${queuesAndAuthSection(report)} ${workersSection(report)} ${schemaDriftSection(report)}
+          ${freshnessSection(report)} ${budgetSection(report)} ${failuresSection(report)}
+          ${alertsAndRejectsSection(report)} ${queuesAndAuthSection(report)} ${workersSection(report)}
+          ${schemaDriftSection(report)}
         </main>
       </body>
     </html> `;

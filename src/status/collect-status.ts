@@ -8,6 +8,7 @@ import type { DB } from '../warehouse/schema.js';
 import { countSchemaDriftByChange, listSchemaDrift } from '../warehouse/schema-drift.js';
 import { readFreshness, readRequestsSince } from '../warehouse/record-reads.js';
 import { readQueueDepths, readWorkers } from './queue-depths.js';
+import { readBudget } from './read-budget.js';
 import type { StatusReport, StreamStatus } from './status-report.js';
 import { assessStatus, thresholdsFor } from './verdict.js';
 import {
@@ -58,6 +59,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     retention,
     kinds,
     requestsLastHour,
+    budget,
   ] = await Promise.all([
     readCheckinsProgress(db, now),
     readWindows(db),
@@ -74,6 +76,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readRetentionSummary(db),
     readFreshness(db, now, (kind) => config.freshness.cadences[kind].ceilingMs / 1000),
     readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
+    readBudget({ db, redis, config, clock }),
   ]);
   const streams = STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
@@ -116,6 +119,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
       removed: retention.targets,
     },
     freshness: { requestsLastHour, kinds },
+    budget,
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));

@@ -19,6 +19,19 @@ export function renderPlanText(plan: FreshnessPlan, rateLimitRps: number): strin
       plan.streams.map((s) => [s.stream, s.requestsPerHour, s.basis]),
     ),
     '',
+    'BUDGET  (one budget across streams: shares are floors, what the feed and intents leave goes to who has work)',
+    ...renderTable(
+      ['stream', 'share', 'floor/h', 'wants/h', 'allowance/h', 'last hour'],
+      plan.budget.map((b) => [
+        b.stream,
+        b.share === 0 ? '—' : `${Math.round(b.share * 100)} %`,
+        b.floorPerHour,
+        b.demandPerHour,
+        b.allowancePerHour,
+        b.requestsLastHour ?? '—',
+      ]),
+    ),
+    '',
     'RECORDS  (age since last read if every record is read once per interval)',
     ...renderTable(
       ['kind', 'records', 'read every', 'age p50', 'age p95', 'requests/h', 'set by'],

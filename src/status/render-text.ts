@@ -1,6 +1,7 @@
 import { formatCount, formatDuration, formatInstant, plural, relativeTime } from './format.js';
 import { QUEUE_STATES, WINDOW_STATES, type StatusReport } from './status-report.js';
 import { FRESHNESS_HEADINGS, freshnessRow, requestsLine } from './freshness-view.js';
+import { BUDGET_HEADINGS, budgetLine, budgetRow } from './budget-view.js';
 import { verdictLine } from './verdict.js';
 import { driftChangeLabel, driftExampleText, driftSummary } from './schema-drift-view.js';
 import { workerRow, workersNote } from './workers-view.js';
@@ -104,6 +105,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...streamsSection(report, now),
     ...throughputSection(report),
     ...freshnessSection(report),
+    ...budgetSection(report),
     ...queuesSection(report),
     ...workersSection(report, now),
     ...failuresSection(report, now),
@@ -167,6 +169,18 @@ function freshnessSection({ freshness }: StatusReport): string[] {
     ...(freshness.kinds.length === 0
       ? ['  no record read on an adaptive cadence yet']
       : renderTable([...FRESHNESS_HEADINGS], freshness.kinds.map(freshnessRow))),
+  ];
+}
+
+function budgetSection({ budget }: StatusReport): string[] {
+  if (!budget.available) return [heading('BUDGET'), `  skipped: ${budget.reason}`];
+  return [
+    heading(
+      'BUDGET',
+      'one budget across streams: shares are floors, unused budget goes to who has work; docs/rate-limit.md',
+    ),
+    `  ${budgetLine(budget)}`,
+    ...renderTable([...BUDGET_HEADINGS], budget.streams.map(budgetRow)),
   ];
 }
 

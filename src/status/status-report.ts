@@ -29,6 +29,7 @@ export interface StatusReport {
   schemaDrift: SchemaDriftEntry[];
   retention: RetentionStatus;
   freshness: FreshnessSummary;
+  budget: BudgetSummary;
 }
 
 /** One field of one resource whose shape changed: added, missing or of another type. */
@@ -50,6 +51,26 @@ export interface FreshnessSummary {
   requestsLastHour: Array<{ stream: string; requests: number }>;
   /** Per kind of record read on an adaptive cadence. */
   kinds: RecordKindFreshness[];
+}
+
+/**
+ * One budget across streams (docs/rate-limit.md): per stream its share, what the spend ledger
+ * counted in the last hour (every process), and its allowance for the next hour.
+ */
+export type BudgetSummary =
+  | { available: true; limitPerHour: number; streams: BudgetStreamRow[] }
+  | { available: false; reason: string; limitPerHour: number; streams: [] };
+
+export interface BudgetStreamRow {
+  stream: string;
+  /** The stream's share of the limit: the floor it keeps while it has work (0: none). */
+  share: number;
+  floorPerHour: number;
+  /** Requests the spend ledger counted against the stream in the last hour. */
+  requestsLastHour: number;
+  /** What it is taken to want next hour: its last hour's spend; members, their records due now. */
+  demandPerHour: number;
+  allowancePerHour: number;
 }
 
 export interface Verdict {

@@ -1,4 +1,5 @@
 import type { PartnerApiError } from '../api/errors.js';
+import { LOCATIONS_SHARE } from '../sync/budget-allocation.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config } from '../config.js';
 import { driftOf } from '../records/parse.js';
@@ -22,7 +23,7 @@ const STREAM = 'locations' satisfies StreamName;
 /** Requests one location refresh costs: the location and its open hours. */
 const REQUESTS_PER_LOCATION = 2;
 /** Share of the shared rate limit a locations pass may plan to use, so the feed keeps the rest. */
-const RATE_SHARE = 0.25;
+const RATE_SHARE = LOCATIONS_SHARE;
 /** A pass is planned to fit in this much time at that share, however long the schedule interval. */
 const MAX_PASS_MS = 10 * 60_000;
 /** Consecutive API failures after which the pass stops: the API is down, the rest can wait. */

@@ -14,8 +14,15 @@ import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { ListResult, ParseResult, Rejection } from '../records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
-import { MEMBER_KINDS, planMemberReads, withUnreadKinds, type MemberKind } from '../sync/member-read-plan.js';
-import { firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
+import {
+  MEMBER_KINDS,
+  MIN_REQUESTS_PER_KIND,
+  planMemberReads,
+  withUnreadKinds,
+  type MemberKind,
+} from '../sync/member-read-plan.js';
+import { dueReads, firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
+import { streamAllowance } from './stream-budget.js';
 import {
   activeMemberReadStates,
   memberRecordFingerprints,
@@ -68,8 +75,8 @@ export interface MembersPassOptions {
 }
 
 /**
- * One pass over connected members within MEMBER_SYNC_SHARE of the shared rate limit over
- * MEMBERS_EVERY. Each kind of a member's records (profile, status, wallets, tags, visits,
+ * One pass over connected members within their allowance of the one budget over MEMBERS_EVERY
+ * (at least MEMBER_SYNC_SHARE of the limit while they have work; more when others leave it unused). Each kind of a member's records (profile, status, wallets, tags, visits,
  * memberships) is read only when due on its adaptive cadence (docs/freshness.md): records past
  * their ceiling first, then the most overdue, then the recently active. Each member is synced with
  * their own tokens: a revoked or spent refresh token marks that connection `needs_reauth` and the
@@ -81,22 +88,16 @@ export async function runMembersPass(
 ): Promise<PassOutcome> {
   const { db, config, clock, logger, signal } = deps;
   const log = logger.child({ stream: STREAM });
-  const budget =
-    options.fromTheTop === true
-      ? Number.POSITIVE_INFINITY
-      : Math.max(
-          MEMBER_KINDS_COUNT,
-          Math.floor(
-            config.api.rateLimitRps * config.members.syncShare * (config.schedules.membersMs / 1000),
-          ),
-        );
   const candidates = await stalestConnections(db, MAX_CONNECTIONS);
   const byMember = new Map(candidates.map((connection) => [connection.memberId, connection]));
   const cadenceOf = (kind: ReadKind) => config.freshness.cadences[kind];
   const states = withUnreadKinds([...byMember.keys()], await activeMemberReadStates(db));
   // A re-sync reads every kind of every active member: planned as if everything were due.
   const nowMs = options.fromTheTop === true ? Number.MAX_SAFE_INTEGER : clock.now().getTime();
-  const plan = planMemberReads({ states, nowMs, cadenceOf, budget });
+  const due = dueReads(states, nowMs, cadenceOf);
+  const share = options.fromTheTop === true ? undefined : await membersAllowance(deps, due.length);
+  const budget = share === undefined ? Number.POSITIVE_INFINITY : share.budget;
+  const plan = planMemberReads({ states, nowMs, cadenceOf, budget, due });
   const stateOf = new Map(states.map((state) => [`${state.kind} ${state.recordId}`, state]));
   // Member tokens are stored without the stream's lease: a rotated refresh token must never be lost.
   const apis =
@@ -250,6 +251,7 @@ export async function runMembersPass(
     details: {
       ...stats,
       budget,
+      ...(share === undefined ? {} : { floor: share.floor, othersSpent: share.othersSpent }),
       connections: candidates.length,
       unchangedShare: stats.kindsRead === 0 ? null : 1 - stats.kindsChanged / stats.kindsRead,
       ...(unlistedAccountStatuses.size === 0
@@ -258,6 +260,25 @@ export async function runMembersPass(
     },
     ...(lastError === undefined ? {} : { error: lastError }),
     ...(problems.length === 0 ? {} : { problems }),
+  };
+}
+
+/**
+ * The pass's budget: the members' allowance of the one budget over MEMBERS_EVERY
+ * (docs/rate-limit.md, "One budget"), asking for one request per due record. At least
+ * MEMBER_SYNC_SHARE of the limit while members have work (the floor), more when the feed, the
+ * intents and the snapshots leave some unused; never less than one whole member.
+ */
+async function membersAllowance(deps: StreamDeps<PartnerApi>, dueRecords: number) {
+  const { allowance, allocation } = await streamAllowance(deps, STREAM, {
+    intervalMs: deps.config.schedules.membersMs,
+    demand: dueRecords * MIN_REQUESTS_PER_KIND,
+  });
+  const own = allocation.find((row) => row.stream === STREAM);
+  return {
+    budget: Math.max(MEMBER_KINDS_COUNT, allowance),
+    floor: own?.floor ?? 0,
+    othersSpent: allocation.reduce((sum, row) => sum + (row.stream === STREAM ? 0 : row.spent), 0),
   };
 }
 

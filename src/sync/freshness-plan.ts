@@ -1,3 +1,10 @@
+import {
+  BUDGET_STREAMS,
+  allocateBudget,
+  budgetShares,
+  type BudgetStream,
+  type StreamAllowance,
+} from './budget-allocation.js';
 import { MEMBER_KINDS } from './member-read-plan.js';
 import type { Cadence, ReadKind } from './read-cadence.js';
 
@@ -34,6 +41,20 @@ export interface PlanInput {
   cadences: Record<ReadKind, Cadence>;
   /** The median interval learned so far per kind (rewards.record_reads), when there is one. */
   learnedIntervalMs: Partial<Record<ReadKind, number>>;
+  /** Requests of the passes started in the last hour, per stream (sync_runs), shown beside the budget. */
+  requestsLastHour?: Partial<Record<string, number>>;
+}
+
+/** One stream's part of the one budget over an hour (docs/rate-limit.md). */
+export interface BudgetProjection {
+  stream: BudgetStream;
+  share: number;
+  floorPerHour: number;
+  /** The stream's projected requests/h (members: at their ceilings or learned intervals). */
+  demandPerHour: number;
+  allowancePerHour: number;
+  /** sync_runs.requests of the passes started in the last hour (null: the stream has no passes of its own). */
+  requestsLastHour: number | null;
 }
 
 export interface StreamProjection {
@@ -61,6 +82,8 @@ export interface FreshnessPlan {
   streams: StreamProjection[];
   records: RecordProjection[];
   totalRequestsPerHour: number;
+  /** The one budget across streams over an hour: each stream's share, projected demand and allowance. */
+  budget: BudgetProjection[];
   problems: string[];
 }
 
@@ -106,11 +129,11 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   const locationEveryMs =
     locationsPerPass === 0 ? null : (counts.locations / locationsPerPass) * schedules.locationsMs;
   const balance = perHour(schedules.balanceMs);
-  const intentsCap = limitPerHour * input.intentPollShare;
+  const intentsCap = counts.openIntents === 0 ? 0 : limitPerHour * input.intentPollShare;
 
   // Members: each kind at the interval learned so far (or its ceiling before any read), stretched
-  // evenly when the members' share of the limit cannot pay for it.
-  const memberBudget = limitPerHour * input.memberSyncShare;
+  // evenly when the members' allowance of the one budget (what the feed, the intents and the
+  // snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for it.
   const wanted = MEMBER_KINDS.map((kind) => {
     const learned = input.learnedIntervalMs[kind];
     const cadence = input.cadences[kind];
@@ -121,6 +144,20 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     return { kind, everyMs, setBy: learned === undefined ? ('ceiling' as const) : ('learned' as const) };
   });
   const wantedPerHour = wanted.reduce((sum, w) => sum + (counts.activeMembers * HOUR_MS) / w.everyMs, 0);
+  const allocation = allocateBudget({
+    limit: limitPerHour,
+    claims: claimsOf(input, {
+      checkins: feed,
+      payment_intents: intentsCap,
+      oauth: 0,
+      members: wantedPerHour,
+      locations,
+      restaurants,
+      challenges,
+      balance,
+    }),
+  });
+  const memberBudget = allocation.find((row) => row.stream === 'members')?.allowance ?? 0;
   const stretch = wantedPerHour > memberBudget && memberBudget > 0 ? wantedPerHour / memberBudget : 1;
   const memberRecords = wanted.map((w) =>
     records(w.kind, counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
@@ -128,7 +165,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   const members = memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0);
   if (stretch > 1)
     problems.push(
-      `members need ${Math.round(wantedPerHour).toLocaleString('en-US')} requests/h at their ceilings, MEMBER_SYNC_SHARE gives ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`,
+      `members need ${Math.round(wantedPerHour).toLocaleString('en-US')} requests/h at their ceilings, the budget leaves them ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`,
     );
 
   const streams: StreamProjection[] = [
@@ -151,7 +188,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     { stream: 'balance', requestsPerHour: balance, basis: 'one read per BALANCE_EVERY' },
     {
       stream: 'payment_intents',
-      requestsPerHour: counts.openIntents === 0 ? 0 : intentsCap,
+      requestsPerHour: intentsCap,
       basis: 'at most INTENT_POLL_SHARE of the limit while intents are open',
     },
     { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
@@ -177,6 +214,28 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     streams: streams.map((s) => ({ ...s, requestsPerHour: Math.round(s.requestsPerHour) })),
     records: rows,
     totalRequestsPerHour: Math.round(total),
+    budget: allocation.map((row) => budgetRow(row, input.requestsLastHour)),
     problems,
+  };
+}
+
+function claimsOf(input: PlanInput, demands: Record<BudgetStream, number>) {
+  const shares = budgetShares(input);
+  return BUDGET_STREAMS.map((stream) => ({
+    stream,
+    share: shares[stream],
+    spent: 0,
+    demand: Math.ceil(demands[stream]),
+  }));
+}
+
+function budgetRow(row: StreamAllowance, lastHour: PlanInput['requestsLastHour']): BudgetProjection {
+  return {
+    stream: row.stream,
+    share: row.share,
+    floorPerHour: row.floor,
+    demandPerHour: row.demand,
+    allowancePerHour: row.allowance,
+    requestsLastHour: row.stream === 'oauth' ? null : (lastHour?.[row.stream] ?? 0),
   };
 }

@@ -65,12 +65,19 @@ export function nextPollAt(
   return new Date(next);
 }
 
-/** Requests a pass may spend: `pollShare` of the shared rate limit over one pass interval (at least 1). */
+/**
+ * Requests a pass may spend (at least 1): the intents' allowance of the one budget over the pass
+ * interval when the caller has it (src/streams/stream-budget.ts, docs/rate-limit.md "One budget"),
+ * else `pollShare` of the shared rate limit over that interval.
+ */
 export function pollBudgetPerPass(input: {
   rateLimitRps: number;
   pollShare: number;
   passIntervalMs: number;
+  /** The intents' allowance over `passIntervalMs` (budget-allocation.ts); replaces the share. */
+  allowance?: number | undefined;
 }): number {
+  if (input.allowance !== undefined) return Math.max(1, Math.floor(input.allowance));
   return Math.max(1, Math.floor(input.rateLimitRps * input.pollShare * (input.passIntervalMs / 1000)));
 }
 

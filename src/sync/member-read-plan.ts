@@ -38,9 +38,12 @@ export function planMemberReads(input: {
   nowMs: number;
   cadenceOf: (kind: ReadKind) => Cadence;
   budget: number;
+  /** The reads due, when the caller computed them already (to ask the budget for them). */
+  due?: readonly DueRead[];
 }): { reads: MemberRead[]; skippedForBudget: number; dueRecords: number } {
-  const memberStates = input.states.filter((state) => isMemberKind(state.kind));
-  const due = dueReads(memberStates, input.nowMs, input.cadenceOf);
+  const due = (input.due ?? dueReads(input.states, input.nowMs, input.cadenceOf)).filter((read) =>
+    isMemberKind(read.kind),
+  );
   const byMember = new Map<string, DueRead[]>();
   for (const read of due) {
     const list = byMember.get(read.recordId);

@@ -250,3 +250,24 @@ export async function readRequestsSince(
   const byStream = new Map(rows.map((row) => [row.stream, Number(row.requests)]));
   return streams.map((stream) => ({ stream, requests: byStream.get(stream) ?? 0 }));
 }
+
+/**
+ * Member records due now (`next_due_at` passed, or never read) of active connections: what the
+ * members would ask of the one budget (status's BUDGET section).
+ */
+export async function countDueMemberRecords(
+  db: Executor,
+  now: Date,
+  kindsPerMember: number,
+): Promise<number> {
+  const row = await sql<{ due: string }>`
+    with active as (
+      select member_id::text as id from rewards.member_connections where status = 'active'),
+    member_reads as (
+      select r.next_due_at from rewards.record_reads r join active a on a.id = r.record_id
+      where r.kind like 'member.%')
+    select (select count(*) from member_reads where next_due_at <= ${now})
+      + greatest(0, (select count(*) from active) * ${kindsPerMember} - (select count(*) from member_reads)) as due
+  `.execute(db);
+  return Number(row.rows[0]?.due ?? 0);
+}

@@ -14,6 +14,7 @@ import {
 import type { HttpTransport } from '../http-transport.js';
 import { parseRetryAfter } from '../retry-policy.js';
 import { SharedPauseTooLongError, type SharedRateLimiter } from '../shared-rate-limiter.js';
+import type { SpendLedger } from '../spend-ledger.js';
 
 // `POST /oauth/token`: refresh and code exchange. Client authentication in the form body
 // (client_secret_post); the body never reaches an error or a log, only the endpoint URL does.
@@ -42,6 +43,8 @@ export interface TokenEndpointOptions {
   oauth: Pick<OAuthConfig, 'clientId' | 'clientSecret' | 'tokenUrl'>;
   transport: HttpTransport;
   limiter?: SharedRateLimiter | undefined;
+  /** Counts each POST against `oauth` in the shared budget. */
+  ledger?: SpendLedger | undefined;
   nowMs?: () => number;
   /** RETRY_AFTER_MAX: a longer Retry-After fails with RetryAfterTooLongError. */
   retryAfterMaxMs?: number;
@@ -194,6 +197,8 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
     for (let unsentTries = 0; ; unsentTries++) {
       await refuseWhilePaused(options.limiter, request);
       await options.limiter?.acquire({ priority: 'high', signal });
+      // Accounting only (spend-ledger.ts): a count that cannot be written never holds a refresh back.
+      await options.ledger?.record('oauth').catch(() => undefined);
       const sent = await sendUnlessUnsent(options.transport, { url, body, request, signal });
       if ('unsent' in sent) {
         if (unsentTries < 3) continue;

@@ -13,6 +13,8 @@ export function planCommand(context: CliContext): Command {
       const { createPostgresClock } = await import('../../warehouse/postgres-clock.js');
       const { readLearnedIntervals, readPlanCounts } = await import('../../warehouse/plan-counts.js');
       const { projectFreshness } = await import('../../sync/freshness-plan.js');
+      const { readRequestsSince } = await import('../../warehouse/record-reads.js');
+      const { STREAM_NAMES } = await import('../../streams/registry.js');
       const { locationRefreshBudget } = await import('../../streams/locations.js');
       const { renderPlanText } = await import('../../status/render-plan.js');
       const config = context.config();
@@ -26,9 +28,10 @@ export function planCommand(context: CliContext): Command {
         const clock = createPostgresClock(db, { refreshMs: 3_600_000 });
         await clock.sync().catch(() => undefined);
         clock.close();
-        const [counts, learnedIntervalMs] = await Promise.all([
+        const [counts, learnedIntervalMs, lastHour] = await Promise.all([
           readPlanCounts(db, clock.now()),
           readLearnedIntervals(db),
+          readRequestsSince(db, STREAM_NAMES, new Date(clock.now().getTime() - 3_600_000)),
         ]);
         const plan = projectFreshness({
           rateLimitRps: config.api.rateLimitRps,
@@ -44,6 +47,7 @@ export function planCommand(context: CliContext): Command {
           counts,
           cadences: config.freshness.cadences,
           learnedIntervalMs,
+          requestsLastHour: Object.fromEntries(lastHour.map((row) => [row.stream, row.requests])),
         });
         context.stdout.write(
           options.json === true

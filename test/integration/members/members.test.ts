@@ -5,6 +5,7 @@ import * as memberDataPolicyMigration from '../../../migrations/20261125_0006_me
 import { createMemberApis, type MemberApis } from '../../../src/api/http-partner-api.js';
 import { storeMemberConnection } from '../../../src/api/oauth/member-connection.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
+import { spendLedgerOf } from '../../../src/streams/stream-budget.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember } from '../../../src/warehouse/forget-member.js';
@@ -266,7 +267,7 @@ describe('members stream', () => {
     expect(h.logs.join('')).not.toContain(email);
   });
 
-  it('the budget share bounds a pass: the stalest members first, the rest counted as skipped', async () => {
+  it('the budget bounds a pass: with the limit consumed by the feed, members keep their share; the stalest first, the rest counted as skipped', async () => {
     const extra = h.sim.control.members.add();
     await connect(extra);
     // 10 rps x 0.02 x 60 s = 12 requests: two members' worth (6 each when caught up); 3 are active.
@@ -279,6 +280,8 @@ describe('members stream', () => {
         SVC_PAGE_SIZE: '5',
       },
     });
+    // The feed spent far more than the limit of the last minute (600): members get their floor.
+    await spendLedgerOf(tight).record('checkins', 10_000);
     const outcome = await runMembersPass(tight);
     expect(outcome.details, JSON.stringify(outcome.details)).toMatchObject({
       synced: 2,

@@ -28,7 +28,7 @@ const production: PlanInput = {
 };
 
 describe('projectFreshness', () => {
-  it('10,000 members at their default ceilings fit in MEMBER_SYNC_SHARE of 10 rps', () => {
+  it('10,000 members at their default ceilings fit in their allowance of 10 rps', () => {
     const plan = projectFreshness(production);
     const members = plan.streams.find((s) => s.stream === 'members')!;
     // visits every 2 h (5,000/h), profile, status, tags, memberships daily (4 x 417/h), wallets weekly (60/h)
@@ -43,14 +43,27 @@ describe('projectFreshness', () => {
     expect(plan.problems.filter((p) => p.startsWith('members'))).toEqual([]);
   });
 
-  it('says when the members share cannot pay for the ceilings, and stretches every kind alike', () => {
-    const plan = projectFreshness({ ...production, memberSyncShare: 0.05 }); // 1,800/h
+  it('says when the members allowance cannot pay for the ceilings, and stretches every kind alike', () => {
+    // 2 rps (7,200/h): intents keep 3,600, the feed 176, members their 1,440 floor and what is left.
+    const plan = projectFreshness({ ...production, rateLimitRps: 2 });
+    const members = plan.budget.find((b) => b.stream === 'members')!;
+    expect(members).toMatchObject({ share: 0.2, floorPerHour: 1_440, demandPerHour: 6_727 });
+    expect(members.allowancePerHour).toBe(7_200 - 3_600 - 176 - 63);
     expect(plan.problems[0]).toMatch(
-      /^members need 6,726 requests\/h at their ceilings, MEMBER_SYNC_SHARE gives 1,800/,
+      /^members need 6,726 requests\/h at their ceilings, the budget leaves them 3,361/,
     );
     const visits = plan.records.find((r) => r.kind === 'member.visits')!;
     expect(visits.setBy).toBe('budget');
-    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 1800));
+    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 3361));
+  });
+
+  it('lends members what the intents leave: at MEMBER_SYNC_SHARE 0.05 they still read at their ceilings', () => {
+    const plan = projectFreshness({ ...production, memberSyncShare: 0.05 });
+    const members = plan.budget.find((b) => b.stream === 'members')!;
+    expect(members.floorPerHour).toBe(1_800);
+    expect(members.allowancePerHour).toBeGreaterThanOrEqual(6_727);
+    expect(plan.problems.filter((p) => p.startsWith('members'))).toEqual([]);
+    expect(plan.records.find((r) => r.kind === 'member.visits')!.setBy).toBe('ceiling');
   });
 
   it('uses the intervals learned so far, within floor and ceiling', () => {
@@ -71,7 +84,7 @@ describe('projectFreshness', () => {
     expect(location.readEverySeconds).toBe(Math.round((20_000 / 750) * 86_400));
   });
 
-  it('property: no figure is negative, and members never plan more than their share of the limit', () => {
+  it('property: no figure is negative, allowances fit the limit, and members never plan more than their allowance', () => {
     fc.assert(
       fc.property(
         fc.record({
@@ -86,10 +99,11 @@ describe('projectFreshness', () => {
         (counts, rps) => {
           const plan = projectFreshness({ ...production, rateLimitRps: rps, counts });
           for (const s of plan.streams) expect(s.requestsPerHour).toBeGreaterThanOrEqual(0);
+          const allowances = plan.budget.reduce((sum, b) => sum + b.allowancePerHour, 0);
+          expect(allowances).toBeLessThanOrEqual(plan.limitPerHour);
           const members = plan.streams.find((s) => s.stream === 'members')!.requestsPerHour;
-          expect(members).toBeLessThanOrEqual(
-            Math.ceil(rps * 3600 * 0.2) + 1 + (counts.activeMembers === 0 ? 0 : 0),
-          );
+          const allowance = plan.budget.find((b) => b.stream === 'members')!.allowancePerHour;
+          expect(members).toBeLessThanOrEqual(allowance + 1);
         },
       ),
     );

@@ -94,6 +94,13 @@ describe('pollBudgetPerPass', () => {
     expect(pollBudgetPerPass({ rateLimitRps: 10, pollShare: 0.5, passIntervalMs: 5_000 })).toBe(25);
     expect(pollBudgetPerPass({ rateLimitRps: 1, pollShare: 0.01, passIntervalMs: 1_000 })).toBe(1);
   });
+
+  it('is the allowance of the one budget when the caller has it (at least 1)', () => {
+    const base = { rateLimitRps: 10, pollShare: 0.5, passIntervalMs: 5_000 };
+    expect(pollBudgetPerPass({ ...base, allowance: 42.7 })).toBe(42);
+    expect(pollBudgetPerPass({ ...base, allowance: 0 })).toBe(1);
+    expect(pollBudgetPerPass({ ...base, allowance: undefined })).toBe(25);
+  });
 });
 
 describe('planIntentPolling', () => {
