@@ -32,15 +32,19 @@ export function tickBudget(pacing: TickPacing): number {
 
 /**
  * When the next tick starts, or null when it would start past the slot. A tick that spent more than
- * its interval's share (a sweep that needed many pages) pushes the next one out, so the average stays
- * within the share however many pages a tick needed.
+ * its interval's allowance (a sweep that needed many pages) pushes the next one out, so the average
+ * stays within the allowance (`budget` over the tick interval; the poll share without one) however
+ * many pages a tick needed.
  */
 export function nextTickStartMs(
   pacing: TickPacing,
-  tick: { passStartedMs: number; tickStartedMs: number; requests: number },
+  tick: { passStartedMs: number; tickStartedMs: number; requests: number; budget?: number },
 ): number | null {
-  const share = pacing.rateLimitRps * pacing.pollShare;
-  const next = tick.tickStartedMs + Math.max(pacing.tickEveryMs, (tick.requests / share) * 1000);
+  const perSecond =
+    tick.budget === undefined
+      ? pacing.rateLimitRps * pacing.pollShare
+      : Math.max(pacing.rateLimitRps * pacing.pollShare, tick.budget / (tickIntervalMs(pacing) / 1000));
+  const next = tick.tickStartedMs + Math.max(pacing.tickEveryMs, (tick.requests / perSecond) * 1000);
   return next >= tick.passStartedMs + pacing.slotMs ? null : next;
 }
 

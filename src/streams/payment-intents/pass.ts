@@ -6,6 +6,7 @@ import {
   intentPassStatus,
   nextTickStartMs,
   tickBudget,
+  tickIntervalMs,
   type TickPacing,
 } from '../../sync/intent-tick-plan.js';
 import type { PassOutcome, StreamDeps } from '../stream.js';
@@ -51,7 +52,10 @@ export async function runPaymentIntentsPass(
   let last: TickOutcome;
   for (;;) {
     const tickStartedMs = clock.now().getTime();
-    last = await runIntentTick(deps, settings, tickBudget(pacing));
+    last = await runIntentTick(deps, settings, {
+      shareBudget: tickBudget(pacing),
+      intervalMs: tickIntervalMs(pacing),
+    });
     ticks++;
     addTickStats(totals, last.stats);
     if (settings.slotMs <= 0 || last.open === 0 || aborted()) break;
@@ -59,6 +63,7 @@ export async function runPaymentIntentsPass(
       passStartedMs,
       tickStartedMs,
       requests: last.stats.requests,
+      budget: last.budget,
     });
     if (nextTickMs === null) break;
     const waitMs = nextTickMs - clock.now().getTime();

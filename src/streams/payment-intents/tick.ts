@@ -6,6 +6,7 @@ import { loadIntentStreamState, saveIntentStreamState } from '../../warehouse/in
 import { countOpenIntents, findDueOpenIntents } from '../../warehouse/payment-intent-polling.js';
 import { pollAgainNow } from '../../warehouse/payment-intents.js';
 import type { StreamDeps } from '../stream.js';
+import { streamAllowance } from '../stream-budget.js';
 import { fetchFullForms, type FetchesResult } from './full-form.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import { sweepIntentList, type SweepResult } from './sweep.js';
@@ -13,6 +14,8 @@ import { emptyTickStats, type IntentPassSettings, type Tick, type TickStats } fr
 
 export interface TickOutcome {
   stats: TickStats;
+  /** What the tick was allowed to spend (its pacing: the next tick waits until that rate is kept). */
+  budget: number;
   /** Open intents after the tick: the pass keeps ticking while there are any. */
   open: number;
   lastError: string | undefined;
@@ -20,18 +23,23 @@ export interface TickOutcome {
 }
 
 /**
- * One tick: the list sweep, then the by-id fetches within what is left of `budget`, then the stream
- * state (discovery horizon, full sweep time, server page size) for the next tick.
+ * One tick: the list sweep, then the by-id fetches within what is left of its budget, then the
+ * stream state (discovery horizon, full sweep time, server page size) for the next tick. The budget
+ * is the intents' allowance of the one budget over `intervalMs` for what is due (at least
+ * `shareBudget`, their INTENT_POLL_SHARE, while they have work).
  */
 export async function runIntentTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  budget: number,
+  plan: { shareBudget: number; intervalMs: number },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
-  const tick = await startTick(deps, settings, budget);
+  const payee = await currentAppWalletId(db);
+  const due = await findDueOpenIntents(db, { payee, limit: dueLookupLimit(plan.shareBudget) });
+  // One sweep page at least (discovery), plus one by-id read per due intent.
+  const budget = await intentsAllowance(deps, plan, due.length + 1);
+  const tick = await startTick(deps, settings, budget, payee);
   const fullSweep = fullSweepDue(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
-  const due = await findDueOpenIntents(db, { payee: tick.payee, limit: dueLookupLimit(budget) });
   const sweep = await sweepIntentList(tick, { due, fullSweep });
   const fetches = await fetchFullForms(tick, { due, sweep });
   await finishTick(tick, { fullSweep, sweep, fetches, finishedAt: clock.now() });
@@ -39,6 +47,7 @@ export async function runIntentTick(
   deps.metrics.openIntents.set(open);
   return {
     stats: tick.stats,
+    budget,
     open,
     lastError: tick.lastError,
     details: {
@@ -53,10 +62,35 @@ export async function runIntentTick(
   };
 }
 
+/**
+ * The allocation's answer, never below the share; the share alone when the ledger cannot be read
+ * (the limiter still holds every process to the limit: the ledger is accounting, not the limit).
+ */
+async function intentsAllowance(
+  deps: StreamDeps<PartnerApi>,
+  plan: { shareBudget: number; intervalMs: number },
+  demand: number,
+): Promise<number> {
+  try {
+    const { allowance } = await streamAllowance(deps, 'payment_intents', {
+      intervalMs: plan.intervalMs,
+      demand,
+    });
+    return Math.max(plan.shareBudget, Math.floor(allowance));
+  } catch (error) {
+    deps.logger.debug(
+      { err: error, stream: INTENTS_STREAM },
+      'spend ledger unreadable: the tick plans within its share',
+    );
+    return plan.shareBudget;
+  }
+}
+
 async function startTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
   budget: number,
+  payee: string | undefined,
 ): Promise<Tick> {
   const { db, clock, logger, signal } = deps;
   const log = logger.child({ stream: INTENTS_STREAM });
@@ -65,7 +99,7 @@ async function startTick(
     deps,
     settings,
     state: await loadIntentStreamState(db, INTENTS_STREAM, startedAt),
-    payee: await currentAppWalletId(db),
+    payee,
     startedAt,
     budget,
     stats: emptyTickStats(),

@@ -43,6 +43,26 @@ describe('when the next tick starts', () => {
       nextTickStartMs(pacing({ slotMs: 10_000 }), { passStartedMs: 0, tickStartedMs: 0, requests: 20 }),
     ).toBe(4_000);
   });
+  it('with an allowance above the share (the one budget), paced by the allowance: 20 requests at 10 per second wait 2 s', () => {
+    expect(
+      nextTickStartMs(pacing({ slotMs: 10_000 }), {
+        passStartedMs: 0,
+        tickStartedMs: 0,
+        requests: 20,
+        budget: 10,
+      }),
+    ).toBe(2_000);
+  });
+  it('never slower than the share, whatever the allowance', () => {
+    expect(
+      nextTickStartMs(pacing({ slotMs: 10_000 }), {
+        passStartedMs: 0,
+        tickStartedMs: 0,
+        requests: 20,
+        budget: 1,
+      }),
+    ).toBe(4_000);
+  });
   it('never: the next tick would start at or past the end of the slot', () => {
     expect(nextTickStartMs(pacing(), { passStartedMs: 0, tickStartedMs: 4_000, requests: 1 })).toBeNull();
     expect(nextTickStartMs(pacing(), { passStartedMs: 0, tickStartedMs: 0, requests: 25 })).toBeNull();
