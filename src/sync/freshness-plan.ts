@@ -123,7 +123,10 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     input.lookback.windows * perHour(input.lookback.everyMs);
   const restaurants = pages(counts.restaurants) * perHour(schedules.restaurantsMs);
   const challengesPerRestaurant = counts.restaurants === 0 ? 0 : counts.challenges / counts.restaurants;
-  const challenges = counts.restaurants * pages(challengesPerRestaurant) * perHour(schedules.challengesMs);
+  // A restaurant's list on its adaptive cadence, looked for every CHALLENGES_EVERY.
+  const challengesEvery = cadenceInterval(input, 'restaurant.challenges', schedules.challengesMs);
+  const challenges =
+    (counts.restaurants * pages(challengesPerRestaurant) * HOUR_MS) / challengesEvery.everyMs;
   const locationsPerPass = Math.min(counts.locations, input.locationsPerPass);
   const locations = locationsPerPass * 2 * perHour(schedules.locationsMs);
   const locationEveryMs =
@@ -178,7 +181,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     {
       stream: 'challenges',
       requestsPerHour: challenges,
-      basis: 'one list per restaurant per CHALLENGES_EVERY',
+      basis: 'one list per restaurant, on its adaptive cadence',
     },
     {
       stream: 'locations',
@@ -189,7 +192,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     {
       stream: 'payment_intents',
       requestsPerHour: intentsCap,
-      basis: 'at most INTENT_POLL_SHARE of the limit while intents are open',
+      basis: 'INTENT_POLL_SHARE of the limit while intents are open (their floor)',
     },
     { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
   ];
@@ -205,7 +208,16 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   });
   const rows: RecordProjection[] = [
     snapshot('restaurant', counts.restaurants, schedules.restaurantsMs, restaurants),
-    snapshot('restaurant.challenges', counts.restaurants, schedules.challengesMs, challenges),
+    {
+      ...records(
+        'restaurant.challenges',
+        counts.restaurants,
+        challengesEvery.everyMs,
+        0,
+        challengesEvery.setBy,
+      ),
+      requestsPerHour: challenges,
+    },
     snapshot('location', counts.locations, locationEveryMs, locations),
     ...memberRecords,
   ].map((row) => ({ ...row, requestsPerHour: Math.round(row.requestsPerHour) }));
@@ -216,6 +228,20 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     totalRequestsPerHour: Math.round(total),
     budget: allocation.map((row) => budgetRow(row, input.requestsLastHour)),
     problems,
+  };
+}
+
+/** A kind's interval: learned so far (or its ceiling before any read), never below `passEveryMs`. */
+function cadenceInterval(input: PlanInput, kind: ReadKind, passEveryMs: number) {
+  const learned = input.learnedIntervalMs[kind];
+  const cadence = input.cadences[kind];
+  const everyMs =
+    learned === undefined
+      ? cadence.ceilingMs
+      : Math.min(cadence.ceilingMs, Math.max(cadence.floorMs, learned));
+  return {
+    everyMs: Math.max(passEveryMs, everyMs),
+    setBy: learned === undefined ? ('ceiling' as const) : ('learned' as const),
   };
 }
 

@@ -43,6 +43,26 @@ describe('projectFreshness', () => {
     expect(plan.problems.filter((p) => p.startsWith('members'))).toEqual([]);
   });
 
+  it("a restaurant's challenges on their adaptive cadence: at the 6 h ceiling before any read, then as learned", () => {
+    const plan = projectFreshness(production);
+    expect(plan.records.find((r) => r.kind === 'restaurant.challenges')).toMatchObject({
+      records: 5_000,
+      readEverySeconds: 6 * 3600,
+      requestsPerHour: Math.round(5_000 / 6),
+      setBy: 'ceiling',
+    });
+    const learned = projectFreshness({
+      ...production,
+      learnedIntervalMs: { 'restaurant.challenges': HOUR / 60 },
+    });
+    // Learned every minute, but the pass looks for due lists every CHALLENGES_EVERY (1 h).
+    expect(learned.records.find((r) => r.kind === 'restaurant.challenges')).toMatchObject({
+      readEverySeconds: 3600,
+      requestsPerHour: 5_000,
+      setBy: 'learned',
+    });
+  });
+
   it('says when the members allowance cannot pay for the ceilings, and stretches every kind alike', () => {
     // 2 rps (7,200/h): intents keep 3,600, the feed 176, members their 1,440 floor and what is left.
     const plan = projectFreshness({ ...production, rateLimitRps: 2 });
