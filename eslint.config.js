@@ -79,7 +79,6 @@ const SIZE_EXCEPTIONS = [
   'src/runtime/pipeline.ts',
   'src/status/collect-status.ts',
   'src/streams/checkins.ts',
-  'src/streams/members.ts',
   'src/streams/passes.ts',
   'src/streams/resync-checkins.ts',
   'src/sync/freshness-plan.ts',
