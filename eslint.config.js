@@ -78,7 +78,6 @@ const SIZE_EXCEPTIONS = [
   'src/metrics.ts',
   'src/runtime/pipeline.ts',
   'src/status/collect-status.ts',
-  'src/streams/checkins.ts',
   'src/streams/members.ts',
   'src/streams/passes.ts',
   'src/streams/resync-checkins.ts',

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { planAndRecheck, updateWatermark, windowsToPage } from '../src/streams/checkins.js';
+import { planAndRecheck } from '../src/streams/checkins/plan-and-recheck.js';
+import { updateWatermark } from '../src/streams/checkins/watermark.js';
+import { windowsToPage } from '../src/streams/checkins/windows-to-page.js';
 import { STREAMS, followUpsOf } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
 import { defineJob } from '../src/worker/job-definition.js';

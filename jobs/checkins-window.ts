@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import { pageWindow, updateWatermark } from '../src/streams/checkins.js';
+import { pageWindow } from '../src/streams/checkins/page-window.js';
+import { updateWatermark } from '../src/streams/checkins/watermark.js';
 import { windowKey, type Window } from '../src/sync/windows.js';
 import type { SyncWindow } from '../src/warehouse/schema.js';
 import { windowOf } from '../src/warehouse/sync-windows.js';

@@ -4,13 +4,11 @@ import { windowsToResync, type ResyncProgress, type ResyncRange } from '../sync/
 import { windowKey, type Window } from '../sync/windows.js';
 import { windowsOverlapping } from '../warehouse/resync.js';
 import { windowOf } from '../warehouse/sync-windows.js';
-import {
-  pageWindow,
-  planCheckinWindows,
-  updateWatermark,
-  type CheckinsDeps,
-  type WindowOutcome,
-} from './checkins.js';
+import type { CheckinsDeps } from './checkins/deps.js';
+import { pageWindow, type WindowOutcome } from './checkins/page-window.js';
+import { planCheckinWindows } from './checkins/plan.js';
+import { updateWatermark } from './checkins/watermark.js';
+import { CHECKIN_WINDOWS_IN_FLIGHT } from './checkins/windows-in-flight.js';
 import { stopsThePass } from './pass-stop.js';
 import type { PassOutcome } from './stream.js';
 
@@ -23,8 +21,6 @@ export interface CheckinsResyncOptions {
   lockedRetryMs?: number;
 }
 
-/** Windows re-paged at once, as `run checkins` does (a worker runs two window jobs per process). */
-const WINDOWS_IN_FLIGHT = 2;
 /** Attempts per window within one re-sync before it is named as left behind. */
 const MAX_ATTEMPTS = 3;
 /** Tries for the planner lease (a worker's planner holds it for a moment each tick). */
@@ -120,7 +116,7 @@ export async function resyncCheckins(
             break;
         }
       },
-      { concurrency: WINDOWS_IN_FLIGHT },
+      { concurrency: CHECKIN_WINDOWS_IN_FLIGHT },
     );
     if (stopped !== undefined) throw stopped;
     deps.signal?.throwIfAborted();

@@ -30,7 +30,7 @@ export function verifyCommand(context: CliContext): Command {
     .action(async (options: { from?: string; to?: string; repair?: boolean; all?: boolean }) => {
       const { QUEUES } = await import('../../worker/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { probeWindow } = await import('../../streams/checkins.js');
+      const { probeWindow } = await import('../../streams/checkins/window-check.js');
       const { countWindowRows } = await import('../../warehouse/check-ins.js');
       const { loadWindow, markVerified, resetForRepage, windowOf, windowsInRange } =
         await import('../../warehouse/sync-windows.js');
