@@ -71,7 +71,6 @@ const SIZE_EXCEPTIONS = [
   'src/api/api-requester.ts',
   'src/api/shared-rate-limiter.ts',
   'src/cli/commands/backfill.ts',
-  'src/cli/commands/verify.ts',
   'src/config.ts',
   'src/doctor/judge.ts',
   'src/http/status-page.ts',
