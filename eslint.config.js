@@ -79,7 +79,6 @@ const SIZE_EXCEPTIONS = [
   'src/status/collect-status.ts',
   'src/streams/members.ts',
   'src/streams/passes.ts',
-  'src/streams/resync-checkins.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/schema.ts',
 ];
