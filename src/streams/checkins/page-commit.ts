@@ -1,6 +1,6 @@
 import type { Page } from '../../api/partner-api.js';
 import { unfenced } from '../../leases/fenced-database.js';
-import type { CheckIn } from '../../records/index.js';
+import type { CheckIn, Location } from '../../records/index.js';
 import type { KeysetCursor } from '../../sync/keyset-paging.js';
 import type { Window } from '../../sync/windows.js';
 import { commitCheckInPage } from '../../warehouse/check-in-pages.js';
@@ -9,7 +9,6 @@ import {
   embeddedLocationsCacheFor,
   type EmbeddedLocationsCache,
 } from '../../warehouse/embedded-locations-cache.js';
-import type { Location } from '../../records/index.js';
 import { writePageWithFallback } from '../../warehouse/page-fallback.js';
 import type { Rejection } from '../../warehouse/rejected-records.js';
 import { noteSchemaDrift } from '../schema-drift.js';
