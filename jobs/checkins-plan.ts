@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { planAndRecheck, updateWatermark, windowsToPage } from '../src/streams/checkins.js';
+import { CHECKINS } from '../src/streams/checkins/deps.js';
+import { planAndRecheck } from '../src/streams/checkins/plan-and-recheck.js';
+import { updateWatermark } from '../src/streams/checkins/watermark.js';
+import { windowsToPage } from '../src/streams/checkins/windows-to-page.js';
 import { STREAMS, followUpsOf } from '../src/streams/registry.js';
 import { countLocations } from '../src/warehouse/locations.js';
 import { defineJob } from '../src/worker/job-definition.js';
@@ -27,7 +30,7 @@ export const checkinsPlanJob = defineJob({
       rows: 0,
       details: { locationsNeverRefreshed: neverRefreshed },
     };
-    for (const next of followUpsOf(deps.config, 'checkins', outcome)) {
+    for (const next of followUpsOf(deps.config, CHECKINS, outcome)) {
       await enqueueCatchUp(context.queue(QUEUES.streams), next);
     }
     return { ...prepared, enqueued, watermark, locationsNeverRefreshed: neverRefreshed };

@@ -1,11 +1,15 @@
 import type { Queue } from 'bullmq';
+import type { Config } from '../src/config.js';
+import type { RedisClient } from '../src/redis/connection.js';
 import { z } from 'zod';
-import { pageWindow, updateWatermark } from '../src/streams/checkins.js';
+import { pageWindow } from '../src/streams/checkins/page-window.js';
+import { updateWatermark } from '../src/streams/checkins/watermark.js';
 import { windowKey, type Window } from '../src/sync/windows.js';
 import type { SyncWindow } from '../src/warehouse/schema.js';
 import { windowOf } from '../src/warehouse/sync-windows.js';
 import { defineJob } from '../src/worker/job-definition.js';
 import { JOB_OPTIONS, QUEUES } from '../src/worker/queues.js';
+import { createQueue } from '../src/worker/worker.js';
 
 const windowPayload = z
   .object({ start: z.number().int(), end: z.number().int() })
@@ -53,4 +57,21 @@ export async function enqueueWindows(
   });
   for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
   return jobs.length;
+}
+
+/**
+ * Hands windows to the workers from a one-shot command (`verify --repair`): enqueueWindows, as the
+ * planner job does, on the window queue opened for this call only.
+ */
+export async function enqueueWindowsFor(
+  config: Config,
+  redis: RedisClient,
+  windows: ReadonlyArray<SyncWindow | Enqueueable>,
+): Promise<number> {
+  const queue = createQueue(config, redis, QUEUES.checkinsWindow);
+  try {
+    return await enqueueWindows(queue, windows);
+  } finally {
+    await queue.close();
+  }
 }

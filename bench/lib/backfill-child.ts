@@ -6,7 +6,7 @@
 import { loadConfig, secretValues } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
-import { runCheckinsPass } from '../../src/streams/checkins.js';
+import { runCheckinsPass } from '../../src/streams/checkins/pass.js';
 import { installIoProbe, type IoTotals } from './io-probe.js';
 import { cpuSeconds, serveRpc } from './rpc.js';
 

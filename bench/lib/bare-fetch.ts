@@ -1,6 +1,7 @@
 import pMap from 'p-map';
 import { Agent, request } from 'undici';
-import { nextKeysetBound, type Window } from '../../src/sync/windows.js';
+import { nextKeysetBound } from '../../src/sync/keyset-paging.js';
+import type { Window } from '../../src/sync/windows.js';
 
 // The floor the pipeline is compared with: the same requests over the same windows, keyset
 // paging exactly as pageToEnd does (bound moved to the oldest row + 1 ms, page 0 again), but

@@ -1,6 +1,7 @@
 import type { Clock } from '../../src/clock.js';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
-import { runCheckinsPass, type CheckinsDeps } from '../../src/streams/checkins.js';
+import type { CheckinsDeps } from '../../src/streams/checkins/deps.js';
+import { runCheckinsPass } from '../../src/streams/checkins/pass.js';
 import { loadCheckinsState, windowsInRange } from '../../src/warehouse/sync-windows.js';
 import type { SimulatorProcess } from './simulator-process.js';
 

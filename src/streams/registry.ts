@@ -68,7 +68,7 @@ export const STREAMS = defineStreams({
     followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
   },
   checkins: {
-    loadPass: async () => withDefaults((await import('./checkins.js')).runCheckinsPass),
+    loadPass: async () => withDefaults((await import('./checkins/pass.js')).runCheckinsPass),
     everyMs: (config) => config.schedules.checkinsMs,
     needsOAuth: false,
     // The feed brings new locations: their full form and open hours should not wait for the daily

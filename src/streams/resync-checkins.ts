@@ -4,13 +4,11 @@ import { windowsToResync, type ResyncProgress, type ResyncRange } from '../sync/
 import { windowKey, type Window } from '../sync/windows.js';
 import { windowsOverlapping } from '../warehouse/resync.js';
 import { windowOf } from '../warehouse/sync-windows.js';
-import {
-  pageWindow,
-  planCheckinWindows,
-  updateWatermark,
-  type CheckinsDeps,
-  type WindowOutcome,
-} from './checkins.js';
+import type { CheckinsDeps } from './checkins/deps.js';
+import { pageWindow, type WindowOutcome } from './checkins/page-window.js';
+import { planCheckinWindows } from './checkins/plan.js';
+import { updateWatermark } from './checkins/watermark.js';
+import { CHECKIN_WINDOWS_IN_FLIGHT } from './checkins/windows-in-flight.js';
 import { stopsThePass } from './pass-stop.js';
 import type { PassOutcome } from './stream.js';
 
@@ -23,12 +21,26 @@ export interface CheckinsResyncOptions {
   lockedRetryMs?: number;
 }
 
-/** Windows re-paged at once, as `run checkins` does (a worker runs two window jobs per process). */
-const WINDOWS_IN_FLIGHT = 2;
 /** Attempts per window within one re-sync before it is named as left behind. */
 const MAX_ATTEMPTS = 3;
 /** Tries for the planner lease (a worker's planner holds it for a moment each tick). */
 const PLANNER_TRIES = 120;
+/** Listings of the range's windows one re-sync makes at most. */
+const MAX_ROUNDS = 1_000;
+
+/** What one re-sync has done so far, across its rounds. */
+interface ResyncRun {
+  options: CheckinsResyncOptions;
+  /** Windows re-paged, by windowKey. */
+  done: Set<string>;
+  attempts: Map<string, number>;
+  /** Windows failed MAX_ATTEMPTS times, with their last error. */
+  givenUp: Map<string, string>;
+  tally: { repaged: number; split: number; failed: number; locked: number; rows: number; removed: number };
+  requests: number;
+  /** Windows another process held in the last round. */
+  stillLocked: Window[];
+}
 
 /**
  * `resync checkins` (docs/resync.md): plans the gaps of the range (as `backfill` does), then re-pages
@@ -42,8 +54,46 @@ export async function resyncCheckins(
   deps: CheckinsDeps,
   options: CheckinsResyncOptions,
 ): Promise<PassOutcome> {
+  const plan = await planTheRange(deps, options);
+  const run: ResyncRun = {
+    options,
+    done: new Set(),
+    attempts: new Map(),
+    givenUp: new Map(),
+    tally: { repaged: 0, split: 0, failed: 0, locked: 0, rows: 0, removed: 0 },
+    requests: 0,
+    stillLocked: [],
+  };
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    deps.signal?.throwIfAborted();
+    const listed = (await windowsOverlapping(deps.db, options.range)).map(windowOf);
+    const todo = windowsToResync(listed, options.range, run.done).filter(
+      (window) => !run.givenUp.has(windowKey(window)),
+    );
+    options.progress?.({ done: run.done.size, total: run.done.size + todo.length, unit: 'windows' });
+    if (todo.length === 0) {
+      run.stillLocked = [];
+      break;
+    }
+    const { progressed, locked } = await resyncRound(deps, run, todo);
+    deps.signal?.throwIfAborted();
+    run.stillLocked = locked;
+    if (!progressed && locked.length > 0) {
+      run.tally.locked = locked.length;
+      if (!options.wait) break;
+      // Another process is paging these windows right now; re-page them from the top once it is done.
+      await sleep(options.lockedRetryMs ?? 1_000, undefined, { signal: deps.signal });
+    }
+  }
+  return resyncOutcome(run, plan.planned, await updateWatermark(deps));
+}
+
+/** Plans the gaps of the range, waiting for the planner lease a worker's planner holds for a moment. */
+async function planTheRange(
+  deps: CheckinsDeps,
+  options: CheckinsResyncOptions,
+): Promise<{ planned: number }> {
   const { range } = options;
-  const retryMs = options.lockedRetryMs ?? 1_000;
   const planRange = {
     ...(range.from === null ? {} : { from: new Date(range.from) }),
     ...(range.to === null ? {} : { to: new Date(range.to) }),
@@ -54,90 +104,87 @@ export async function resyncCheckins(
     plan = await planCheckinWindows(deps, planRange);
   }
   if (plan.busy) throw new Error('another process held the check-in planner lease for a minute: try again');
+  return plan;
+}
 
-  const done = new Set<string>();
-  const attempts = new Map<string, number>();
-  const givenUp = new Map<string, string>();
-  const tally = { repaged: 0, split: 0, failed: 0, locked: 0, rows: 0, removed: 0 };
-  let requests = 0;
-  let stillLocked: Window[] = [];
-  for (let round = 0; round < 1_000; round++) {
-    deps.signal?.throwIfAborted();
-    const listed = (await windowsOverlapping(deps.db, range)).map(windowOf);
-    const todo = windowsToResync(listed, range, done).filter((window) => !givenUp.has(windowKey(window)));
-    options.progress?.({ done: done.size, total: done.size + todo.length, unit: 'windows' });
-    if (todo.length === 0) {
-      stillLocked = [];
-      break;
+/**
+ * Re-pages the windows left, CHECKIN_WINDOWS_IN_FLIGHT at a time. After an error that stops the
+ * pass, no further window starts; the ones in flight finish, then the error is thrown.
+ */
+async function resyncRound(
+  deps: CheckinsDeps,
+  run: ResyncRun,
+  todo: readonly Window[],
+): Promise<{ progressed: boolean; locked: Window[] }> {
+  const locked: Window[] = [];
+  const total = run.done.size + todo.length;
+  let progressed = false;
+  let stopped: Error | undefined;
+  await pMap(
+    todo,
+    async (window) => {
+      if (stopped !== undefined || deps.signal?.aborted === true) return;
+      let outcome: WindowOutcome;
+      try {
+        outcome = await pageWindow(deps, window, { restart: 'resync: re-paging the window from the top' });
+      } catch (error) {
+        if (!stopsThePass(error)) throw error;
+        stopped ??= error;
+        return;
+      }
+      run.requests += outcome.requests;
+      if (noteOutcome(run, window, outcome, total) === 'locked') locked.push(window);
+      else progressed = true;
+    },
+    { concurrency: CHECKIN_WINDOWS_IN_FLIGHT },
+  );
+  if (stopped !== undefined) throw stopped;
+  return { progressed, locked };
+}
+
+/** Counts one window's outcome: whether it moved the re-sync on, or another process holds the window. */
+function noteOutcome(
+  run: ResyncRun,
+  window: Window,
+  outcome: WindowOutcome,
+  total: number,
+): 'progressed' | 'locked' {
+  const { tally } = run;
+  const key = windowKey(window);
+  switch (outcome.status) {
+    case 'complete':
+      run.done.add(key);
+      tally.repaged++;
+      tally.rows += outcome.rows;
+      tally.removed += outcome.removed;
+      run.options.progress?.({ done: run.done.size, total, unit: 'windows' });
+      return 'progressed';
+    case 'split':
+      // Its parts are new windows of the range: the next listing finds them.
+      tally.split++;
+      return 'progressed';
+    case 'failed': {
+      tally.failed++;
+      const tries = (run.attempts.get(key) ?? 0) + 1;
+      run.attempts.set(key, tries);
+      if (tries >= MAX_ATTEMPTS) run.givenUp.set(key, outcome.error);
+      return 'progressed';
     }
-    const locked: Window[] = [];
-    const doneBefore = done.size;
-    let progressed = false;
-    let stopped: Error | undefined;
-    await pMap(
-      todo,
-      async (window) => {
-        if (stopped !== undefined || deps.signal?.aborted === true) return;
-        let outcome: WindowOutcome;
-        try {
-          outcome = await pageWindow(deps, window, { restart: 'resync: re-paging the window from the top' });
-        } catch (error) {
-          if (!stopsThePass(error)) throw error;
-          stopped ??= error;
-          return;
-        }
-        requests += outcome.requests;
-        const key = windowKey(window);
-        switch (outcome.status) {
-          case 'complete':
-            done.add(key);
-            tally.repaged++;
-            tally.rows += outcome.rows;
-            tally.removed += outcome.removed;
-            progressed = true;
-            options.progress?.({ done: done.size, total: doneBefore + todo.length, unit: 'windows' });
-            break;
-          case 'split':
-            // Its parts are new windows of the range: the next listing finds them.
-            tally.split++;
-            progressed = true;
-            break;
-          case 'failed': {
-            tally.failed++;
-            const tries = (attempts.get(key) ?? 0) + 1;
-            attempts.set(key, tries);
-            if (tries >= MAX_ATTEMPTS) givenUp.set(key, outcome.error);
-            progressed = true;
-            break;
-          }
-          case 'skipped':
-            // Missing: merged or split by a planner meanwhile; the next listing has its successor.
-            if (outcome.reason === 'locked') locked.push(window);
-            else progressed = true;
-            break;
-          case 'lease-lost':
-            locked.push(window);
-            break;
-        }
-      },
-      { concurrency: WINDOWS_IN_FLIGHT },
-    );
-    if (stopped !== undefined) throw stopped;
-    deps.signal?.throwIfAborted();
-    stillLocked = locked;
-    if (!progressed && locked.length > 0) {
-      tally.locked = locked.length;
-      if (!options.wait) break;
-      // Another process is paging these windows right now; re-page them from the top once it is done.
-      await sleep(retryMs, undefined, { signal: deps.signal });
-    }
+    case 'skipped':
+      // Missing: merged or split by a planner meanwhile; the next listing has its successor.
+      return outcome.reason === 'locked' ? 'locked' : 'progressed';
+    case 'lease-lost':
+      return 'locked';
   }
-  const watermark = await updateWatermark(deps);
+}
+
+function resyncOutcome(run: ResyncRun, planned: number, watermark: Date | null): PassOutcome {
+  const { tally } = run;
   const problems = [
-    ...[...givenUp].map(
+    ...[...run.givenUp].map(
       ([key, error]) => `window ${describeKey(key)} failed ${MAX_ATTEMPTS} times: ${error}`,
     ),
-    ...stillLocked.map(
+    ...run.stillLocked.map(
       (window) =>
         `window ${describeKey(windowKey(window))} not re-synced: another process is paging it (use --wait, or run again)`,
     ),
@@ -145,11 +192,11 @@ export async function resyncCheckins(
   return {
     status: problems.length === 0 ? 'succeeded' : tally.repaged > 0 ? 'partial' : 'failed',
     rows: tally.rows,
-    requests,
+    requests: run.requests,
     details: {
       resync: true,
-      planned: plan.planned,
-      windows: done.size,
+      planned,
+      windows: run.done.size,
       ...tally,
       watermark,
     },

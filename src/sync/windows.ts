@@ -115,18 +115,6 @@ export function lookbackWindows<T extends Window & { lastCheckedAt: number | nul
   );
 }
 
-/**
- * The next keyset bound inside a window: the feed is newest first, so after a page whose oldest
- * row is at `oldestSeen`, the rest of the window is [start, oldestSeen + 1 ms). The +1 ms keeps
- * rows that share the oldest timestamp (ties), which the caller de-duplicates by id.
- * Returns null when the page made no progress (every row on it had the same timestamp as the
- * current bound), where the caller falls back to page numbers for that instant.
- */
-export function nextKeysetBound(currentBefore: number, oldestSeen: number): number | null {
-  const next = oldestSeen + 1;
-  return next < currentBefore ? next : null;
-}
-
 export interface CompleteWindow extends Window {
   apiTotalCount: number;
 }

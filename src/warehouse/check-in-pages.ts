@@ -5,7 +5,13 @@ import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-i
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
 import { heldLeasesQuery } from './leases.js';
-import { pageCheckpoint, recordPage, WindowGoneError, type PageProgress } from './sync-windows.js';
+import {
+  CHECKINS_STREAM,
+  pageCheckpoint,
+  recordPage,
+  WindowGoneError,
+  type PageProgress,
+} from './sync-windows.js';
 import { leasesOf, lostLeaseError, unfenced } from '../leases/fenced-database.js';
 
 /**
@@ -56,7 +62,7 @@ export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit)
   await db.transaction().execute(async (trx) => {
     await relaxCommitDurability(trx);
     await writeCheckIns(trx, page.checkIns, page.seenAt, page.checkIns.length === 0 ? [] : page.locations);
-    await storeRejections(trx, 'checkins', page.rejections, page.seenAt);
+    await storeRejections(trx, CHECKINS_STREAM, page.rejections, page.seenAt);
     const range = { start: new Date(page.window.start), end: new Date(page.window.end) };
     const stored = await refreshRefusedSightings(
       trx,

@@ -3,6 +3,11 @@ import type { Window, WindowStatus } from '../sync/windows.js';
 import type { DB, SyncWindow } from './schema.js';
 import type { Executor } from './database.js';
 
+/**
+ * The check-in feed's name in the stream registry, as sync_windows, sync_state and
+ * rejected_records key its rows. The warehouse sits below the registry, so the name is stated
+ * here once; src/streams/checkins/deps.ts checks it against the registry's StreamName.
+ */
 export const CHECKINS_STREAM = 'checkins';
 
 const toDates = (window: Window) => ({

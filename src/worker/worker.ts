@@ -35,9 +35,12 @@ export interface RunningWorker {
 }
 
 export function createQueues(config: Config, connection: RedisClient): Map<QueueName, Queue> {
-  return new Map(
-    ALL_QUEUES.map((name) => [name, new Queue(name, { connection, prefix: config.redisPrefix })]),
-  );
+  return new Map(ALL_QUEUES.map((name) => [name, createQueue(config, connection, name)]));
+}
+
+/** One queue, for a command that hands work to the workers (the caller closes it). */
+export function createQueue(config: Config, connection: RedisClient, name: QueueName): Queue {
+  return new Queue(name, { connection, prefix: config.redisPrefix });
 }
 
 /**

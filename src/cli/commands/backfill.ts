@@ -16,7 +16,8 @@ export function backfillCommand(context: CliContext): Command {
     .action(async (options: { from: string; to?: string; wait?: boolean }) => {
       const { QUEUES } = await import('../../worker/queues.js');
       const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { planCheckinWindows, windowsToPage } = await import('../../streams/checkins.js');
+      const { planCheckinWindows } = await import('../../streams/checkins/plan.js');
+      const { windowsToPage } = await import('../../streams/checkins/windows-to-page.js');
       const { windowsInRange } = await import('../../warehouse/sync-windows.js');
       const { createQueues } = await import('../../worker/worker.js');
       const from = parseInstant('--from', options.from);

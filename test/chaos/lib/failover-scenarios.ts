@@ -8,7 +8,7 @@ import { createLogger } from '../../../src/log.js';
 import { createOneShotClient, createRedisClient, type RedisClient } from '../../../src/redis/connection.js';
 import type { RequestLogEntry, RunningSimulator } from '../../../src/simulator/index.js';
 import { readWorkers } from '../../../src/status/queue-depths.js';
-import { planCheckinWindows } from '../../../src/streams/checkins.js';
+import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { dueWindows } from '../../../src/warehouse/sync-windows.js';
 import { createQueues } from '../../../src/worker/worker.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';

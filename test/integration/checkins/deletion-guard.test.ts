@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/clock.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { pageWindow, recheckLookback, runCheckinsPass } from '../../../src/streams/checkins.js';
+import { recheckLookback } from '../../../src/streams/checkins/lookback.js';
+import { pageWindow } from '../../../src/streams/checkins/page-window.js';
+import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { loadWindow, windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';

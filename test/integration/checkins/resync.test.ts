@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/clock.js';
 import { windowLease } from '../../../src/leases/lease-names.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { runCheckinsPass } from '../../../src/streams/checkins.js';
+import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { resyncCheckins } from '../../../src/streams/resync-checkins.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { acquireLease, releaseLease } from '../../../src/warehouse/leases.js';

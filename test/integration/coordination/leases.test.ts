@@ -9,7 +9,7 @@ import { windowLease } from '../../../src/leases/lease-names.js';
 import { currentProcess } from '../../../src/leases/process-identity.js';
 import { withLease } from '../../../src/leases/with-lease.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { pageWindow } from '../../../src/streams/checkins.js';
+import { pageWindow } from '../../../src/streams/checkins/page-window.js';
 import { runStreamPass } from '../../../src/streams/passes.js';
 import { commitCheckInPage } from '../../../src/warehouse/check-in-pages.js';
 import { acquireLease, listLeases } from '../../../src/warehouse/leases.js';

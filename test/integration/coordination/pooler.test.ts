@@ -5,7 +5,7 @@ import { migrations } from '../../../migrations/index.js';
 import { streamLease } from '../../../src/leases/lease-names.js';
 import { withLease } from '../../../src/leases/with-lease.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import { pageWindow, type WindowOutcome } from '../../../src/streams/checkins.js';
+import { pageWindow, type WindowOutcome } from '../../../src/streams/checkins/page-window.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
 import { listLeases } from '../../../src/warehouse/leases.js';

@@ -4,7 +4,7 @@ import { createMemberApis, type MemberApis } from '../../../src/api/http-partner
 import { storeMemberConnection } from '../../../src/api/oauth/member-connection.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { runBalancePass } from '../../../src/streams/balance.js';
-import { runCheckinsPass } from '../../../src/streams/checkins.js';
+import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { runLocationsPass } from '../../../src/streams/locations.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';

@@ -7,7 +7,7 @@ import { verifyRewardsSignature } from '../../../src/alerts/verify-signature.js'
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';
 import { runAlertsPass } from '../../../src/streams/alerts.js';
-import { runCheckinsPass } from '../../../src/streams/checkins.js';
+import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';

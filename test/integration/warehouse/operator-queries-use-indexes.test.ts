@@ -6,7 +6,7 @@ import { fixedClock } from '../../../src/clock.js';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { collectGaugeFigures, collectStatus } from '../../../src/status/collect-status.js';
-import { planCheckinWindows } from '../../../src/streams/checkins.js';
+import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { countWindowRows, unseenWindowRows, windowWithCounts } from '../../../src/warehouse/check-ins.js';
 import { compareRollupWithRows } from '../../../src/warehouse/check-ins-daily.js';
 import type { DB } from '../../../src/warehouse/schema.js';

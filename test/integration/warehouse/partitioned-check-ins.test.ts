@@ -5,7 +5,7 @@ import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { fixedClock } from '../../../src/clock.js';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
-import { planCheckinWindows } from '../../../src/streams/checkins.js';
+import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { upsertCheckInPage } from '../../../src/warehouse/check-ins.js';
 import { compareRollupWithRows } from '../../../src/warehouse/check-ins-daily.js';
 import { listCheckInPartitions } from '../../../src/warehouse/check-in-partitions.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';
-import { planCheckinWindows } from '../../../src/streams/checkins.js';
+import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { upsertCheckInPage } from '../../../src/warehouse/check-ins.js';
 import { listCheckInPartitions } from '../../../src/warehouse/check-in-partitions.js';
 import { applyCheckInsRetention } from '../../../src/warehouse/retention.js';

@@ -5,7 +5,6 @@ import {
   advanceWatermark,
   lookbackWindows,
   mergeableCells,
-  nextKeysetBound,
   planWindows,
   planWindowsWithHistory,
   splitWindow,
@@ -189,7 +188,7 @@ describe('advanceWatermark', () => {
   });
 });
 
-describe('look-back and keyset paging', () => {
+describe('look-back', () => {
   it('re-checks complete windows that overlap the look-back period and are due for a check', () => {
     const windows = planWindows(0, 10 * HOUR, HOUR).map((w, i) => ({
       ...w,
@@ -198,11 +197,6 @@ describe('look-back and keyset paging', () => {
     }));
     const picked = lookbackWindows(windows, 10 * HOUR, 3 * HOUR, 15 * 60_000);
     expect(picked.map((x) => x.start / HOUR)).toEqual([7, 9]);
-  });
-
-  it('the keyset bound moves below the oldest row seen, keeping ties, and reports no progress', () => {
-    expect(nextKeysetBound(1_000, 500)).toBe(501);
-    expect(nextKeysetBound(501, 500)).toBeNull();
   });
 });
 

@@ -1,7 +1,7 @@
-import { clampToRetention, retentionCutoff } from '../sync/retention.js';
-import { ensureCheckInMonths } from '../warehouse/check-in-partitions.js';
-import { applyCheckInsRetention } from '../warehouse/retention.js';
-import type { CheckinsDeps } from './checkins.js';
+import { clampToRetention, retentionCutoff } from '../../sync/retention.js';
+import { ensureCheckInMonths } from '../../warehouse/check-in-partitions.js';
+import { applyCheckInsRetention } from '../../warehouse/retention.js';
+import type { CheckinsDeps } from './deps.js';
 
 /**
  * What the check-in planner does to the warehouse before planning [from, to)
