@@ -65,8 +65,9 @@ export function planLocationReads(input: {
     const kinds = dueKinds.get(read.recordId) ?? new Set<LocationKind>();
     dueKinds.set(read.recordId, kinds.add(read.kind as LocationKind));
   }
-  // Map order is the order of each location's most urgent read; the sort is stable.
-  const ordered = [...dueKinds.keys()].sort(firstNeverRefreshed);
+  // Map order is the order of each location's most urgent read: a location never refreshed is
+  // never read (statesOf), so dueReads puts it first.
+  const ordered = [...dueKinds.keys()];
   const reads: LocationRead[] = [];
   let left = Math.max(0, Math.floor(input.requestBudget));
   for (const id of ordered) {
