@@ -13,6 +13,7 @@ import {
   findRestaurant,
   type ChallengeType,
   type LocationRecord,
+  type OpenHoursPeriod,
   type RestaurantRecord,
 } from './world.js';
 
@@ -33,6 +34,8 @@ export interface LocationInput {
   paymentsEnabled?: boolean;
   isClub?: boolean;
   phoneNumber?: string;
+  /** Replaces the weekly open hours (`GET /locations/{id}/open_hours`); the location itself is unchanged. */
+  openHours?: OpenHoursPeriod[];
 }
 
 export interface ChallengeInput {
@@ -183,6 +186,12 @@ export function createCatalogControl(ctx: SimContext): CatalogControl {
         if (patch.paymentsEnabled !== undefined) l.paymentsEnabled = patch.paymentsEnabled;
         if (patch.isClub !== undefined) l.isClub = patch.isClub;
         if (patch.phoneNumber !== undefined) l.phoneNumber = patch.phoneNumber;
+        if (patch.openHours !== undefined) {
+          l.openHours = patch.openHours.map((period) => ({ ...period }));
+          truth.record('location.open_hours', id, clock.nowMs());
+        }
+        const { openHours: _hours, ...fields } = patch;
+        if (Object.values(fields).every((value) => value === undefined)) return;
         l.updatedAtMs = Math.max(l.updatedAtMs + 1, clock.nowMs());
         truth.record('location', id, clock.nowMs());
       },

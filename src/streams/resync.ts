@@ -52,14 +52,14 @@ export const RESYNCS: Record<StreamName, ResyncDefinition | { unsupported: strin
   },
   locations: {
     usesRange: false,
-    what: 'the full form and open hours of every known location, not only the stalest within the budget',
+    what: 'the full form and open hours of every known location, not only those due within the budget',
     load: async () => {
       const { runLocationsPass } = await import('./locations.js');
       const { countLocations } = await import('../warehouse/locations.js');
       return async (deps, options) => {
         const { total } = await countLocations(deps.db);
         options.progress?.({ done: 0, total, unit: 'locations' });
-        return runLocationsPass(deps, { budget: total });
+        return runLocationsPass(deps, { everyRecord: true });
       };
     },
   },

@@ -1,10 +1,13 @@
 // Adaptive read cadence (docs/freshness.md): every kind of record is re-read on an interval learned
 // from whether the last reads found it changed, within a floor and a ceiling, and the reads that
 // are due are ordered so that the budget goes first to records past their ceiling, then to the
-// most overdue, then to the recently active. Pure: the members and challenges streams and the
-// status read call it.
+// most overdue, then to the recently active. Pure: the members, challenges and locations
+// streams and the status read call it.
 
-/** The kinds of record read on an adaptive cadence (the simulator's truth kinds use the same names). */
+/**
+ * The kinds of record read on an adaptive cadence (the simulator's truth kinds use the same names,
+ * except `location.full`: its `location`).
+ */
 export const READ_KINDS = [
   'member.profile',
   'member.status',
@@ -13,6 +16,8 @@ export const READ_KINDS = [
   'member.visits',
   'member.memberships',
   'restaurant.challenges',
+  'location.full',
+  'location.open_hours',
 ] as const;
 export type ReadKind = (typeof READ_KINDS)[number];
 

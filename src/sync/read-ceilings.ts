@@ -16,6 +16,11 @@ export const DEFAULT_READ_CEILINGS_MS: Record<ReadKind, number> = {
   // Challenges change with a restaurant's campaigns (days to weeks): a restaurant quiet for weeks
   // is still re-read four times a day, one that changed is read again within the hour.
   'restaurant.challenges': 6 * 3_600_000,
+  // A location's reduced form (GET /locations/{id}) and its open hours change every few months;
+  // the feed brings the full form of every location with a check-in anyway. A week costs two
+  // requests per location per week (20,000 locations: about 240 requests an hour).
+  'location.full': 7 * 86_400_000,
+  'location.open_hours': 7 * 86_400_000,
 };
 
 /**

@@ -280,28 +280,45 @@ export async function upsertNeighborhoods(
   }
 }
 
-/** `GET /locations/{id}` answered 404: the location is gone; its current version ends at `at`. */
-export async function markLocationGone(trx: Transaction<DB>, id: string, at: Date): Promise<boolean> {
+/**
+ * `GET /locations/{id}` answered 404: the location is gone; its current version ends at `at`.
+ * `newlyGone`: it was not marked gone before (a location already gone that still answers 404 is
+ * no change).
+ */
+export async function markLocationGone(
+  trx: Transaction<DB>,
+  id: string,
+  at: Date,
+): Promise<{ found: boolean; newlyGone: boolean }> {
   const result = await trx
     .updateTable('rewards.locations')
     .set({ deleted_at: sql<Date>`coalesce(deleted_at, ${at})`, last_refreshed_at: at })
     .where('id', '=', id)
-    .returning('id')
+    .returning(sql<boolean>`deleted_at = ${at}`.as('newly_gone'))
     .executeTakeFirst();
   await closeCurrentVersions(trx, 'rewards.locations_history', [id], at);
-  return result !== undefined;
+  return { found: result !== undefined, newlyGone: result?.newly_gone === true };
 }
 
-/** The open hours as returned (shape not specified by the API), replacing the previous answer. */
+/**
+ * The open hours as returned (shape not specified by the API), replacing the previous answer.
+ * Returns whether they differ from what was stored (as JSON values; none stored: changed).
+ */
 export async function upsertOpenHours(
   db: Executor,
   locationId: string,
   hours: unknown,
   fetchedAt: Date,
-): Promise<void> {
+): Promise<{ changed: boolean }> {
+  const json = JSON.stringify(hours);
+  const before = await db
+    .selectFrom('rewards.location_open_hours')
+    .select(sql<boolean>`hours = ${json}::jsonb`.as('same'))
+    .where('location_id', '=', locationId)
+    .executeTakeFirst();
   await db
     .insertInto('rewards.location_open_hours')
-    .values({ location_id: locationId, hours: JSON.stringify(hours), fetched_at: fetchedAt })
+    .values({ location_id: locationId, hours: json, fetched_at: fetchedAt })
     .onConflict((conflict) =>
       conflict.column('location_id').doUpdateSet((eb) => ({
         hours: eb.ref('excluded.hours'),
@@ -309,18 +326,19 @@ export async function upsertOpenHours(
       })),
     )
     .execute();
+  return { changed: before?.same !== true };
 }
 
-/** The `limit` locations refreshed longest ago (never-refreshed first). */
-export async function stalestLocationIds(db: Executor, limit: number): Promise<string[]> {
+/** Every location's id and last refresh (null: never refreshed), for the locations pass's plan. */
+export async function locationRefreshStates(
+  db: Executor,
+): Promise<Array<{ id: string; lastRefreshedAt: Date | null }>> {
   const rows = await db
     .selectFrom('rewards.locations')
-    .select('id')
-    .orderBy(sql`last_refreshed_at asc nulls first`)
+    .select(['id', 'last_refreshed_at'])
     .orderBy('id')
-    .limit(limit)
     .execute();
-  return rows.map((row) => row.id);
+  return rows.map((row) => ({ id: row.id, lastRefreshedAt: row.last_refreshed_at }));
 }
 
 export async function countLocations(db: Executor): Promise<{ total: number; neverRefreshed: number }> {

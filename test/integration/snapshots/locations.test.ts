@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixedClock } from '../../../src/clock.js';
 import { runLocationsPass, locationRefreshBudget } from '../../../src/streams/locations.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
 import { upsertEmbeddedLocations } from '../../../src/warehouse/locations.js';
@@ -35,6 +36,11 @@ async function ingestFeed(): Promise<number> {
   return pages;
 }
 
+/** Every location read, both kinds, whatever the adaptive cadence says: what `resync locations` does. */
+const everyLocation = (deps: Parameters<typeof runLocationsPass>[0]) =>
+  runLocationsPass(deps, { everyRecord: true });
+const HOUR = 3_600_000;
+
 const location = (id: string) =>
   h.database.db.selectFrom('rewards.locations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const versionsOf = (id: string) =>
@@ -44,6 +50,17 @@ const versionsOf = (id: string) =>
     .where('id', '=', id)
     .orderBy('valid_from')
     .execute();
+
+const readsOfLocations = async () =>
+  new Map(
+    (
+      await h.database.db
+        .selectFrom('rewards.record_reads')
+        .select(['kind', 'record_id', 'interval_seconds', 'last_read_at', 'reads'])
+        .where('kind', 'like', 'location.%')
+        .execute()
+    ).map((row) => [`${row.kind} ${row.record_id}`, row]),
+  );
 
 describe('locations snapshot', () => {
   let ids: string[];
@@ -115,7 +132,7 @@ describe('locations snapshot', () => {
     const id = ids[1]!;
     const before = await location(id);
     h.sim.control.locations.update(id, { isClub: !before.is_club });
-    const outcome = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 1000 }));
+    const outcome = await h.run('locations', everyLocation);
     expect(outcome.details).toMatchObject({ newVersions: 1 });
     const after = await location(id);
     expect(after.is_club).toBe(!before.is_club);
@@ -125,15 +142,23 @@ describe('locations snapshot', () => {
     expect(versions[0]!.valid_to?.getTime()).toBe(versions[1]!.valid_from.getTime());
   });
 
-  it('stalest first, within the budget', async () => {
+  it('never refreshed first, then the due, within the budget', async () => {
     const refreshedFirst = (await location(ids[0]!)).last_refreshed_at!;
     await h.database.db
       .updateTable('rewards.locations')
       .set({ last_refreshed_at: null })
       .where('id', '=', ids[2]!)
       .execute();
+    // Past both kinds' ceiling (7 days): every location is due, the never refreshed one first.
+    h.clock.advance(7 * 24 * HOUR + 1_000);
     const outcome = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 2 }));
-    expect(outcome.details).toMatchObject({ planned: 2, refreshed: 2 });
+    expect(outcome.details).toMatchObject({
+      due: ids.length,
+      planned: 2,
+      refreshed: 2,
+      skippedForBudget: ids.length - 2,
+    });
+    expect(outcome.requests).toBe(4);
     expect((await location(ids[2]!)).last_refreshed_at).not.toBeNull();
     const refreshedNow = await h.database.db
       .selectFrom('rewards.locations')
@@ -146,7 +171,7 @@ describe('locations snapshot', () => {
   it('a 404 marks the location gone; old check-ins in the feed do not bring it back', async () => {
     const id = ids[3]!;
     h.sim.control.locations.remove(id);
-    const outcome = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 1000 }));
+    const outcome = await h.run('locations', everyLocation);
     expect(outcome.details).toMatchObject({ gone: 1 });
     expect((await location(id)).deleted_at).not.toBeNull();
     expect((await versionsOf(id)).every((v) => v.valid_to !== null)).toBe(true);
@@ -155,15 +180,17 @@ describe('locations snapshot', () => {
     expect((await versionsOf(id)).every((v) => v.valid_to !== null)).toBe(true);
   });
 
-  it('a failing API ends the pass early as failed, writing nothing wrong', async () => {
+  it('a failing API ends the pass early as failed, writing nothing wrong; failed reads are not recorded', async () => {
+    const readsBefore = await readsOfLocations();
     h.sim.control.faults.set({ serverErrorRate: 1 });
     try {
-      const outcome = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 1000 }));
+      const outcome = await h.run('locations', everyLocation);
       expect(outcome.status).toBe('failed');
       expect(outcome.details).toMatchObject({ failed: 3, stoppedEarly: true, gone: 0 });
     } finally {
       h.sim.control.faults.reset();
     }
+    expect(await readsOfLocations()).toEqual(readsBefore);
     const gone = await h.database.db
       .selectFrom('rewards.locations')
       .select('id')
@@ -217,5 +244,90 @@ describe('locations snapshot', () => {
     expect(
       locationRefreshBudget({ api: { ...base.api, rateLimitRps: 0.1 }, schedules: base.schedules }),
     ).toBe(7);
+  });
+});
+
+describe('locations on the adaptive cadence (docs/freshness.md)', () => {
+  const known = async () =>
+    (await h.database.db.selectFrom('rewards.locations').select('id').orderBy('id').execute()).map(
+      (row) => row.id,
+    );
+  const intervalOf = (reads: Awaited<ReturnType<typeof readsOfLocations>>, kind: string, id: string) =>
+    reads.get(`${kind} ${id}`)!.interval_seconds;
+
+  it('a pass reads only what is due: nothing right after every location was read', async () => {
+    const all = await known();
+    await h.run('locations', everyLocation);
+    const reads = await readsOfLocations();
+    expect(reads.size).toBe(2 * all.length);
+    for (const kind of ['location.full', 'location.open_hours'] as const) {
+      const { floorMs, ceilingMs } = h.config.freshness.cadences[kind];
+      for (const id of all) {
+        expect(intervalOf(reads, kind, id) * 1000).toBeGreaterThanOrEqual(floorMs);
+        expect(intervalOf(reads, kind, id) * 1000).toBeLessThanOrEqual(ceilingMs);
+      }
+    }
+    const quiet = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 1000 }));
+    expect(quiet.status).toBe('succeeded');
+    expect(quiet.requests).toBe(0);
+    expect(quiet.details).toMatchObject({ known: all.length, due: 0, planned: 0, neverRefreshed: 0 });
+  });
+
+  it('changed open hours halve their interval, a new version halves the full form’s; unchanged kinds stretch', async () => {
+    const all = await known();
+    const live = all.filter((id) => h.sim.control.locations.list().some((l) => l['id'] === id));
+    const [hoursChanged, edited] = live;
+    const before = await readsOfLocations();
+    h.sim.control.locations.update(hoursChanged!, {
+      openHours: [{ day_of_week: 2, opens_at: '07:30', closes_at: '23:30' }],
+    });
+    h.sim.control.locations.update(edited!, { name: 'Edited for the cadence' });
+    const outcome = await h.run('locations', everyLocation);
+    expect(outcome.details).toMatchObject({ newVersions: 1, openHoursChanged: 1 });
+    const after = await readsOfLocations();
+    const ceiling = (kind: 'location.full' | 'location.open_hours') =>
+      h.config.freshness.cadences[kind].ceilingMs / 1000;
+    const halved = (kind: string, id: string) =>
+      expect(intervalOf(after, kind, id)).toBeCloseTo(intervalOf(before, kind, id) / 2, -1);
+    const stretched = (kind: 'location.full' | 'location.open_hours', id: string) =>
+      expect(intervalOf(after, kind, id)).toBeCloseTo(
+        Math.min(ceiling(kind), intervalOf(before, kind, id) * 1.5),
+        -1,
+      );
+    halved('location.open_hours', hoursChanged!);
+    stretched('location.full', hoursChanged!);
+    halved('location.full', edited!);
+    stretched('location.open_hours', edited!);
+    const hours = await h.database.db
+      .selectFrom('rewards.location_open_hours')
+      .select('hours')
+      .where('location_id', '=', hoursChanged!)
+      .executeTakeFirstOrThrow();
+    expect(hours.hours).toMatchObject({ open_hours: [{ opens_at: '07:30', closes_at: '23:30' }] });
+
+    // The interval just halved is the shortest: a pass when it has passed reads that kind alone.
+    const soon = fixedClock(
+      new Date(h.clock.now().getTime() + intervalOf(after, 'location.open_hours', hoursChanged!) * 1000),
+    );
+    const next = await h.run('locations', runLocationsPass, { clock: soon });
+    expect(next.details).toMatchObject({ openHoursDue: 1, openHours: 1, openHoursChanged: 0 });
+    expect(next.requests).toBeGreaterThanOrEqual(1);
+  });
+
+  it('past the ceiling every location is due, both kinds', async () => {
+    const all = await known();
+    const lastRead = Math.max(
+      ...[...(await readsOfLocations()).values()].map((r) => r.last_read_at.getTime()),
+    );
+    const later = fixedClock(new Date(lastRead + 7 * 24 * HOUR + 60_000));
+    const due = await h.run('locations', (deps) => runLocationsPass(deps, { budget: 1000 }), {
+      clock: later,
+    });
+    expect(due.details).toMatchObject({
+      due: all.length,
+      planned: all.length,
+      fullFormsDue: all.length,
+      openHoursDue: all.length,
+    });
   });
 });

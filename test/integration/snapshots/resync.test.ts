@@ -76,7 +76,7 @@ describe('resync of snapshots ignores their short-cuts', () => {
     expect((await currentVersion('challenges_history', id)).raw['title']).toBe(challenge['title']);
   });
 
-  it('locations: every full form is re-read, not only the stalest within the budget', async () => {
+  it('locations: every full form and open hours are re-read, not only those due within the budget', async () => {
     const now = h.sim.control.clock.now();
     for await (const page of h.api.checkInPages({
       createdAfter: new Date(now.getTime() - 5 * 86_400_000),
@@ -112,7 +112,11 @@ describe('resync of snapshots ignores their short-cuts', () => {
     expect((await names()).filter((n) => n?.startsWith('Renamed')).length).toBeLessThanOrEqual(1);
 
     const result = await resync('locations');
-    expect(result).toMatchObject({ status: 'succeeded', details: { planned: known.length } });
+    expect(result).toMatchObject({
+      status: 'succeeded',
+      requests: 2 * known.length,
+      details: { planned: known.length, fullFormsDue: known.length, openHoursDue: known.length },
+    });
     expect((await names()).sort()).toEqual(['Renamed A', 'Renamed B']);
   });
 
