@@ -212,7 +212,7 @@ const envSchema = z.object({
     .optional(),
   RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
   CHALLENGES_EVERY: positiveDuration.default(3_600_000),
-  LOCATIONS_EVERY: positiveDuration.default(86_400_000),
+  LOCATIONS_EVERY: positiveDuration.default(3_600_000),
   BALANCE_EVERY: positiveDuration.default(300_000),
   PAYMENT_INTENTS_EVERY: positiveDuration.default(5_000),
   ALERTS_EVERY: positiveDuration.default(2_000),

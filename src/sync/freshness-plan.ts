@@ -127,10 +127,21 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   const challengesEvery = cadenceInterval(input, 'restaurant.challenges', schedules.challengesMs);
   const challenges =
     (counts.restaurants * pages(challengesPerRestaurant) * HOUR_MS) / challengesEvery.everyMs;
-  const locationsPerPass = Math.min(counts.locations, input.locationsPerPass);
-  const locations = locationsPerPass * 2 * perHour(schedules.locationsMs);
-  const locationEveryMs =
-    locationsPerPass === 0 ? null : (counts.locations / locationsPerPass) * schedules.locationsMs;
+  // A location's full form and open hours on their adaptive cadence, within locationRefreshBudget
+  // (two requests a location) per LOCATIONS_EVERY: stretched alike when that cannot pay for them.
+  const locationKinds = (['location.full', 'location.open_hours'] as const).map((kind) => ({
+    kind,
+    ...cadenceInterval(input, kind, 0),
+  }));
+  const locationsWanted = locationKinds.reduce((sum, k) => sum + (counts.locations * HOUR_MS) / k.everyMs, 0);
+  const locationsBudget = input.locationsPerPass * 2 * perHour(schedules.locationsMs);
+  const locationStretch =
+    locationsWanted > locationsBudget && locationsBudget > 0 ? locationsWanted / locationsBudget : 1;
+  const locations = Math.min(locationsWanted, locationsBudget);
+  if (locationStretch > 1)
+    problems.push(
+      `locations need ${Math.round(locationsWanted).toLocaleString('en-US')} requests/h at their ceilings, locationRefreshBudget per LOCATIONS_EVERY gives ${Math.round(locationsBudget).toLocaleString('en-US')}: they will be read later than their ceilings (shorten LOCATIONS_EVERY or raise the ceilings)`,
+    );
   const balance = perHour(schedules.balanceMs);
   const intentsCap = counts.openIntents === 0 ? 0 : limitPerHour * input.intentPollShare;
 
@@ -186,7 +197,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
     {
       stream: 'locations',
       requestsPerHour: locations,
-      basis: 'full form + open hours of the stalest, per LOCATIONS_EVERY',
+      basis: 'due full forms and open hours, on their adaptive cadence, within the pass budget',
     },
     { stream: 'balance', requestsPerHour: balance, basis: 'one read per BALANCE_EVERY' },
     {
@@ -218,7 +229,15 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
       ),
       requestsPerHour: challenges,
     },
-    snapshot('location', counts.locations, locationEveryMs, locations),
+    ...locationKinds.map((k) =>
+      records(
+        k.kind,
+        counts.locations,
+        k.everyMs * locationStretch,
+        1,
+        locationStretch > 1 ? 'budget' : k.setBy,
+      ),
+    ),
     ...memberRecords,
   ].map((row) => ({ ...row, requestsPerHour: Math.round(row.requestsPerHour) }));
   return {

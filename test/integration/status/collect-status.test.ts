@@ -84,7 +84,7 @@ describe('collectStatus on a seeded warehouse', () => {
       error: 'balance endpoint answered 503',
     });
     expect(byStream['balance']?.lastSuccessAt).toBe('2026-11-22T12:10:00.000Z');
-    expect(byStream['locations']).toMatchObject({ lastRun: null, nextDueAt: null, intervalSeconds: 86_400 });
+    expect(byStream['locations']).toMatchObject({ lastRun: null, nextDueAt: null, intervalSeconds: 3_600 });
     expect(report.failedPasses).toEqual([
       {
         stream: 'balance',

@@ -68,13 +68,13 @@ describe('projectFreshness', () => {
     const plan = projectFreshness({ ...production, rateLimitRps: 2 });
     const members = plan.budget.find((b) => b.stream === 'members')!;
     expect(members).toMatchObject({ share: 0.2, floorPerHour: 1_440, demandPerHour: 6_727 });
-    expect(members.allowancePerHour).toBe(7_200 - 3_600 - 176 - 63);
+    expect(members.allowancePerHour).toBe(7_200 - 3_600 - 176 - 239);
     expect(plan.problems[0]).toMatch(
-      /^members need 6,726 requests\/h at their ceilings, the budget leaves them 3,361/,
+      /^members need 6,726 requests\/h at their ceilings, the budget leaves them 3,185/,
     );
     const visits = plan.records.find((r) => r.kind === 'member.visits')!;
     expect(visits.setBy).toBe('budget');
-    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 3361));
+    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 3185));
   });
 
   it('lends members what the intents leave: at MEMBER_SYNC_SHARE 0.05 they still read at their ceilings', () => {
@@ -98,10 +98,30 @@ describe('projectFreshness', () => {
     expect(kind('member.status').readEverySeconds).toBe(86_400); // the 24 h ceiling
   });
 
-  it('shows how rarely a location is refreshed at a network of thousands', () => {
-    const location = projectFreshness(production).records.find((r) => r.kind === 'location')!;
-    // 750 of 20,000 a day: each one every 26.7 days.
-    expect(location.readEverySeconds).toBe(Math.round((20_000 / 750) * 86_400));
+  it("a location's full form and open hours at their 7 d ceilings, within the hourly pass budget", () => {
+    const plan = projectFreshness(production);
+    for (const kind of ['location.full', 'location.open_hours']) {
+      expect(plan.records.find((r) => r.kind === kind)).toMatchObject({
+        records: 20_000,
+        readEverySeconds: 7 * 86_400,
+        requestsPerHour: Math.round(20_000 / (7 * 24)),
+        setBy: 'ceiling',
+      });
+    }
+    expect(plan.problems.filter((p) => p.startsWith('locations'))).toEqual([]);
+  });
+
+  it('says when locationRefreshBudget per LOCATIONS_EVERY cannot pay for the ceilings, and stretches both kinds', () => {
+    // A daily pass: 750 locations (1,500 requests) a day, against 2 x 20,000 a week.
+    const plan = projectFreshness({
+      ...production,
+      schedules: { ...production.schedules, locationsMs: 24 * HOUR },
+    });
+    const full = plan.records.find((r) => r.kind === 'location.full')!;
+    expect(full.setBy).toBe('budget');
+    // 20,000 locations at 750 a day: each kind every 26.7 days.
+    expect(full.readEverySeconds).toBe(Math.round((20_000 / 750) * 86_400));
+    expect(plan.problems.find((p) => p.startsWith('locations'))).toMatch(/read later than their ceilings/);
   });
 
   it('property: no figure is negative, allowances fit the limit, and members never plan more than their allowance', () => {
