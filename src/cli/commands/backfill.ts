@@ -13,64 +13,89 @@ export function backfillCommand(context: CliContext): Command {
     .requiredOption('--from <iso>', 'start of the range (inclusive), ISO 8601')
     .option('--to <iso>', 'end of the range (exclusive), ISO 8601; default now minus CHECKINS_SAFETY_LAG')
     .option('--wait', 'show progress until every window of the range is done')
-    .action(async (options: { from: string; to?: string; wait?: boolean }) => {
-      const { QUEUES } = await import('../../worker/queues.js');
-      const { enqueueWindows } = await import('../../../jobs/checkins-window.js');
-      const { planCheckinWindows } = await import('../../streams/checkins/plan.js');
-      const { windowsToPage } = await import('../../streams/checkins/windows-to-page.js');
-      const { windowsInRange } = await import('../../warehouse/sync-windows.js');
-      const { createQueues } = await import('../../worker/worker.js');
-      const from = parseInstant('--from', options.from);
-      const config = context.config();
-      requireApiBaseUrl(config);
-      requireApiKey(config);
-      const logger = context.logger();
-      const runtime = await openMigratedRuntime(config, logger, 'rewards-etl backfill');
-      const queues = createQueues(config, runtime.redis);
-      const windowQueue = queues.get(QUEUES.checkinsWindow);
-      try {
-        const now = runtime.deps.clock.now();
-        const latest = new Date(now.getTime() - config.checkins.safetyLagMs);
-        const to = options.to === undefined ? latest : parseInstant('--to', options.to);
-        if (to > latest)
-          throw new CliExit(
-            ExitCode.usage,
-            `--to must be at or before now minus CHECKINS_SAFETY_LAG (${latest.toISOString()})`,
-          );
-        if (from >= to) throw new CliExit(ExitCode.usage, '--from must be before --to');
-        let plan = await planCheckinWindows(runtime.deps, { from, to });
-        // A worker's planner holds the planner lease for a moment each tick: wait for it.
-        for (let tries = 0; plan.busy && tries < 120; tries++) {
-          await new Promise((resolve) => setTimeout(resolve, 500));
-          plan = await planCheckinWindows(runtime.deps, { from, to });
-        }
-        if (plan.busy) {
-          throw new CliExit(
-            ExitCode.failed,
-            'another process held the check-in planner lease for a minute: try again',
-          );
-        }
-        const due = (await windowsToPage(runtime.db)).filter(
-          (row) => row.window_start >= from && row.window_end <= to,
-        );
-        const enqueued = windowQueue === undefined ? 0 : await enqueueWindows(windowQueue, due);
-        context.stdout.write(
-          `planned ${plan.planned} new window(s) in ${from.toISOString()} .. ${to.toISOString()}; enqueued ${enqueued} for the workers\n`,
-        );
-        if (options.wait !== true) return;
-        if (windowQueue !== undefined && (await windowQueue.getWorkersCount()) === 0) {
-          context.stderr.write(
-            'no worker is running on this Redis yet: start `rewards-etl worker` (waiting)\n',
-          );
-        }
-        await waitForRange(context, async () =>
-          summarizeProgress(await windowsInRange(runtime.db, { from, to })),
-        );
-      } finally {
-        await Promise.all([...queues.values()].map((queue) => queue.close()));
-        await runtime.close();
-      }
-    });
+    .action((options: BackfillOptions) => backfill(context, options));
+}
+
+interface BackfillOptions {
+  from: string;
+  to?: string;
+  wait?: boolean;
+}
+
+type Runtime = Awaited<ReturnType<typeof openMigratedRuntime>>;
+
+/** Plans the range's windows, queues the ones to page for the workers, and waits if asked. */
+async function backfill(context: CliContext, options: BackfillOptions): Promise<void> {
+  const from = parseInstant('--from', options.from);
+  const config = context.config();
+  requireApiBaseUrl(config);
+  requireApiKey(config);
+  const runtime = await openMigratedRuntime(config, context.logger(), 'rewards-etl backfill');
+  try {
+    const to = rangeEnd(runtime, from, options.to);
+    const planned = await planRange(runtime, from, to);
+    const { windowsToPage } = await import('../../streams/checkins/windows-to-page.js');
+    const { enqueueWindowsFor } = await import('../../../jobs/checkins-window.js');
+    const due = (await windowsToPage(runtime.db)).filter(
+      (row) => row.window_start >= from && row.window_end <= to,
+    );
+    const enqueued = await enqueueWindowsFor(config, runtime.redis, due);
+    context.stdout.write(
+      `planned ${planned} new window(s) in ${from.toISOString()} .. ${to.toISOString()}; enqueued ${enqueued} for the workers\n`,
+    );
+    if (options.wait !== true) return;
+    if (!(await anyWindowWorker(runtime))) {
+      context.stderr.write('no worker is running on this Redis yet: start `rewards-etl worker` (waiting)\n');
+    }
+    const { windowsInRange } = await import('../../warehouse/sync-windows.js');
+    await waitForRange(context, async () =>
+      summarizeProgress(await windowsInRange(runtime.db, { from, to })),
+    );
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** `--to`, or now minus CHECKINS_SAFETY_LAG: never a range the feed may still add to. */
+function rangeEnd(runtime: Runtime, from: Date, toOption: string | undefined): Date {
+  const latest = new Date(runtime.deps.clock.now().getTime() - runtime.deps.config.checkins.safetyLagMs);
+  const to = toOption === undefined ? latest : parseInstant('--to', toOption);
+  if (to > latest) {
+    throw new CliExit(
+      ExitCode.usage,
+      `--to must be at or before now minus CHECKINS_SAFETY_LAG (${latest.toISOString()})`,
+    );
+  }
+  if (from >= to) throw new CliExit(ExitCode.usage, '--from must be before --to');
+  return to;
+}
+
+/** New windows planned; a worker's planner holds the planner lease for a moment each tick: wait for it. */
+async function planRange(runtime: Runtime, from: Date, to: Date): Promise<number> {
+  const { planCheckinWindows } = await import('../../streams/checkins/plan.js');
+  let plan = await planCheckinWindows(runtime.deps, { from, to });
+  for (let tries = 0; plan.busy && tries < 120; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    plan = await planCheckinWindows(runtime.deps, { from, to });
+  }
+  if (plan.busy) {
+    throw new CliExit(
+      ExitCode.failed,
+      'another process held the check-in planner lease for a minute: try again',
+    );
+  }
+  return plan.planned;
+}
+
+async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
+  const { QUEUES } = await import('../../worker/queues.js');
+  const { createQueue } = await import('../../worker/worker.js');
+  const queue = createQueue(runtime.deps.config, runtime.redis, QUEUES.checkinsWindow);
+  try {
+    return (await queue.getWorkersCount()) > 0;
+  } finally {
+    await queue.close();
+  }
 }
 
 async function waitForRange(context: CliContext, read: () => Promise<BackfillProgress>): Promise<void> {
