@@ -93,9 +93,9 @@ export function routeListedIntent(
   context: { watchingSince: Date; events?: ReadonlySet<AlertEventType> | undefined },
 ): ListedIntentRoute {
   if (stored === undefined)
-    return cannotAlertAtFirstSight(listed, context.watchingSince)
-      ? { kind: 'insert-from-list' }
-      : { kind: 'fetch', why: 'first-sight' };
+    return mayRaiseAtFirstSight(listed, context)
+      ? { kind: 'fetch', why: 'first-sight' }
+      : { kind: 'insert-from-list' };
   if (stored.status === listed.status) return { kind: 'unchanged' };
   if (listed.status !== 'paid' || stored.status !== 'pending' || !stored.hasFullForm) {
     const decision = decideIntentObservation({ ...context, intent: listed, previous: stored.status });
@@ -105,6 +105,26 @@ export function routeListedIntent(
   const decision = decideIntentObservation({ ...context, intent, previous: stored.status });
   return { kind: 'record-from-list', intent, previous: stored.status, decision };
 }
+
+/**
+ * Whether a first sight may raise an event, so its full form (which has the state's timestamp) must
+ * be read before it is recorded: a payment (as before ALERT_EVENTS), or a cancellation or refund of
+ * an enabled type that the list does not show as older than watching.
+ */
+function mayRaiseAtFirstSight(
+  listed: PaymentIntent,
+  context: { watchingSince: Date; events?: ReadonlySet<AlertEventType> | undefined },
+): boolean {
+  if (listed.status === 'paid') return !cannotAlertAtFirstSight(listed, context.watchingSince);
+  const type = EVENT_OF_STATUS[listed.status];
+  if (type === undefined || context.events?.has(type) !== true) return false;
+  return listed.updatedAt === undefined || listed.updatedAt.getTime() >= context.watchingSince.getTime();
+}
+
+const EVENT_OF_STATUS: Partial<Record<PaymentIntent['status'], AlertEventType>> = {
+  canceled: 'payment_intent.canceled',
+  refunded: 'payment_intent.refunded',
+};
 
 /** The list form of a payment, completed with what the warehouse holds of its full form. */
 function paidIntentFromList(listed: PaymentIntent, stored: StoredIntentView): PaymentIntent {

@@ -148,4 +148,14 @@ describe('payment intent events', () => {
     expect(await eventsOf(canceled.id)).toEqual([]);
     expect((await eventsOf(paid.id)).map((e) => e.type)).toEqual(['payment_intent.paid']);
   });
+
+  it('an intent first seen already canceled, canceled after watching began, raises one canceled event', async () => {
+    const { id } = h.sim.control.intents.create();
+    h.sim.control.intents.cancel(id); // between two passes: never seen pending
+    await runPaymentIntentsPass(allEvents);
+    await runPaymentIntentsPass(allEvents);
+    expect(await eventsOf(id)).toEqual([
+      expect.objectContaining({ type: 'payment_intent.canceled', subject: id, payment_intent_id: id }),
+    ]);
+  });
 });

@@ -115,6 +115,15 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
   const route = (listed: PaymentIntent, row: StoredIntentView | undefined) =>
     routeListedIntent(listed, row, { watchingSince: WATCHING, events: ALL });
 
+  it('an unknown canceled intent is inserted from the list when its event is not in ALERT_EVENTS', () => {
+    const canceled = intent('list', 'canceled', { updatedAt: AFTER });
+    const paidOnly = new Set<AlertEventType>(['payment_intent.paid']);
+    expect(routeListedIntent(canceled, undefined, { watchingSince: WATCHING, events: paidOnly }).kind).toBe(
+      'insert-from-list',
+    );
+    expect(routeListedIntent(canceled, undefined, { watchingSince: WATCHING }).kind).toBe('insert-from-list');
+  });
+
   it.each([
     [
       'unknown pending: inserted from the list form',
@@ -133,6 +142,24 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
       intent('list', 'paid', { updatedAt: AFTER }),
       undefined,
       'fetch',
+    ],
+    [
+      'unknown canceled, updated after watching began: its full form is fetched (canceled_at decides the event)',
+      intent('list', 'canceled', { updatedAt: AFTER }),
+      undefined,
+      'fetch',
+    ],
+    [
+      'unknown refunded, updated after watching began: its full form is fetched',
+      intent('list', 'refunded', { updatedAt: AFTER }),
+      undefined,
+      'fetch',
+    ],
+    [
+      'unknown canceled, updated before watching began: inserted from the list form (history raises nothing)',
+      intent('list', 'canceled', { updatedAt: BEFORE }),
+      undefined,
+      'insert-from-list',
     ],
     ['the stored status again: unchanged', intent('list', 'pending'), stored('pending'), 'unchanged'],
     ['older than the stored status: stale', intent('list', 'pending'), stored('paid'), 'stale'],
