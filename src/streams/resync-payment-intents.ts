@@ -38,9 +38,9 @@ type Counts = Record<
  * `resync payment_intents` (docs/resync.md): re-reads the full form (`GET /payment_intents/{id}`) of
  * every stored intent created in the range and records it exactly as a poll does
  * (recordIntentObservation): the row takes the full form's fields, a status change goes into the
- * transition ledger, and a paid alert is raised only when decideIntentObservation calls for one; the
- * unique (type, payment_intent_id) index and the update conditional on the status read keep it to
- * one alert per intent, however often an intent is re-synced. An observation older than the stored
+ * transition ledger, and an event of ALERT_EVENTS (paid, canceled, refunded) is raised only when
+ * decideIntentObservation calls for one; the unique (type, subject) index and the update conditional
+ * on the status read keep it to one per intent and type, however often an intent is re-synced. An observation older than the stored
  * status (STATUS_RANK) changes nothing.
  */
 export async function resyncPaymentIntents(
@@ -133,6 +133,7 @@ async function resyncOne(run: ResyncRun, id: string): Promise<void> {
       previous: before.status,
       observedAt,
       watchingSince: run.watchingSince,
+      events: run.deps.config.alerts.events,
       nextPollAt: nextPollAt(
         {
           now: observedAt,

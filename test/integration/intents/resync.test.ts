@@ -30,7 +30,12 @@ const transitionsOf = async (id: string) =>
       .execute()
   ).map((row) => `${row.from_status ?? 'null'}->${row.to_status}`);
 const alertsOf = (id: string) =>
-  h.database.db.selectFrom('rewards.alerts').select('type').where('payment_intent_id', '=', id).execute();
+  h.database.db
+    .selectFrom('rewards.alerts')
+    .select('type')
+    .where('payment_intent_id', '=', id)
+    .orderBy('created_at')
+    .execute();
 const statusOf = async (id: string) =>
   (
     await h.database.db
@@ -64,6 +69,27 @@ describe('resync payment_intents re-reads the full form of every stored intent i
     expect(await alertsOf(inRange.id)).toEqual([]);
     // Outside the range: not read again.
     expect(await statusOf(outOfRange.id)).toBe('paid');
+  });
+
+  it('with payment_intent.refunded in ALERT_EVENTS, a refund a re-sync finds raises its one event', async () => {
+    const withEvents = await h.deps({
+      env: { ALERT_WEBHOOK_URL: '', ALERT_EVENTS: 'payment_intent.paid,payment_intent.refunded' },
+    });
+    const target = h.sim.control.intents.create();
+    await runPaymentIntentsPass(withEvents);
+    h.sim.control.intents.pay(target.id);
+    await runPaymentIntentsPass(withEvents);
+    h.sim.control.intents.refund(target.id);
+    const once = await runResync(withEvents, 'payment_intents', {
+      range: rangeAround(target.created_at),
+      wait: false,
+    });
+    expect(once).toMatchObject({ status: 'succeeded', details: { transitions: 1, alerts: 1 } });
+    await runResync(withEvents, 'payment_intents', { range: rangeAround(target.created_at), wait: false });
+    expect(await alertsOf(target.id)).toEqual([
+      { type: 'payment_intent.paid' },
+      { type: 'payment_intent.refunded' },
+    ]);
   });
 
   it('an intent paid since it was stored raises its one alert, and a second re-sync raises none', async () => {
