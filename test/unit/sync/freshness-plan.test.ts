@@ -31,13 +31,13 @@ describe('projectFreshness', () => {
   it('10,000 members at their default ceilings fit in their allowance of 10 rps', () => {
     const plan = projectFreshness(production);
     const members = plan.streams.find((s) => s.stream === 'members')!;
-    // visits every 2 h (5,000/h), profile, status, tags, memberships daily (4 x 417/h), wallets weekly (60/h)
-    expect(members.requestsPerHour).toBe(Math.round(10_000 / 2 + (4 * 10_000) / 24 + 10_000 / 168));
+    // visits hourly (10,000/h), profile, status, tags, memberships daily (4 x 417/h), wallets weekly (60/h)
+    expect(members.requestsPerHour).toBe(Math.round(10_000 + (4 * 10_000) / 24 + 10_000 / 168));
     const visits = plan.records.find((r) => r.kind === 'member.visits')!;
     expect(visits).toMatchObject({
       records: 10_000,
-      readEverySeconds: 7200,
-      readAgeP95Seconds: 6840,
+      readEverySeconds: 3600,
+      readAgeP95Seconds: 3420,
       setBy: 'ceiling',
     });
     expect(plan.problems.filter((p) => p.startsWith('members'))).toEqual([]);
@@ -67,14 +67,14 @@ describe('projectFreshness', () => {
     // 2 rps (7,200/h): intents keep 3,600, the feed 176, members their 1,440 floor and what is left.
     const plan = projectFreshness({ ...production, rateLimitRps: 2 });
     const members = plan.budget.find((b) => b.stream === 'members')!;
-    expect(members).toMatchObject({ share: 0.2, floorPerHour: 1_440, demandPerHour: 6_727 });
+    expect(members).toMatchObject({ share: 0.2, floorPerHour: 1_440, demandPerHour: 11_727 });
     expect(members.allowancePerHour).toBe(7_200 - 3_600 - 176 - 239);
     expect(plan.problems[0]).toMatch(
-      /^members need 6,726 requests\/h at their ceilings, the budget leaves them 3,185/,
+      /^members need 11,726 requests\/h at their ceilings, the budget leaves them 3,185/,
     );
     const visits = plan.records.find((r) => r.kind === 'member.visits')!;
     expect(visits.setBy).toBe('budget');
-    expect(visits.readEverySeconds).toBe(Math.round((7200 * 6726.19) / 3185));
+    expect(visits.readEverySeconds).toBe(Math.round((3600 * 11726.19) / 3185));
   });
 
   it('lends members what the intents leave: at MEMBER_SYNC_SHARE 0.05 they still read at their ceilings', () => {
