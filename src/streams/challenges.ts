@@ -100,6 +100,7 @@ function restaurantsDue(deps: StreamDeps<PartnerApi>, liveIds: string[], readSta
     states: readStates,
     nowMs: deps.clock.now().getTime(),
     cadence: deps.config.freshness.cadences[READ_KIND],
+    untilNextPassMs: deps.config.schedules.challengesMs,
   });
 }
 

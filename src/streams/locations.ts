@@ -193,6 +193,7 @@ async function planPass(deps: StreamDeps<PartnerApi>, budget: number, everyRecor
     cadenceOf: (kind) => config.freshness.cadences[kind],
     requestBudget: budget * REQUESTS_PER_LOCATION,
     everyRecord,
+    untilNextPassMs: config.schedules.locationsMs,
   });
   const states = new Map(stored.map((state) => [`${state.kind} ${state.recordId}`, state]));
   return { plan, states };

@@ -131,7 +131,7 @@ async function planPass(deps: StreamDeps<PartnerApi>, options: MembersPassOption
   const states = withUnreadKinds([...byMember.keys()], await activeMemberReadStates(db));
   // A re-sync reads every kind of every active member: planned as if everything were due.
   const nowMs = options.fromTheTop === true ? Number.MAX_SAFE_INTEGER : clock.now().getTime();
-  const due = dueReads(states, nowMs, cadenceOf);
+  const due = dueReads(states, nowMs, cadenceOf, config.schedules.membersMs);
   const share = options.fromTheTop === true ? undefined : await membersAllowance(deps, due.length);
   const budget = share === undefined ? Number.POSITIVE_INFINITY : share.budget;
   const plan = planMemberReads({ states, nowMs, cadenceOf, budget, due });

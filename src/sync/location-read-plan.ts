@@ -42,6 +42,8 @@ export function planLocationReads(input: {
   cadenceOf: (kind: LocationKind) => Cadence;
   requestBudget: number;
   everyRecord?: boolean;
+  /** The pass schedule: kinds that would pass their ceiling before the next pass are due now. */
+  untilNextPassMs?: number;
 }): LocationReadPlan {
   const neverRefreshed = new Set(
     input.locations.filter((l) => l.lastRefreshedAtMs === null).map((l) => l.id),
@@ -59,9 +61,8 @@ export function planLocationReads(input: {
     };
   }
   const dueKinds = new Map<string, Set<LocationKind>>();
-  for (const read of dueReads(statesOf(input), input.nowMs, (kind) =>
-    input.cadenceOf(kind as LocationKind),
-  )) {
+  const cadenceOf = (kind: string) => input.cadenceOf(kind as LocationKind);
+  for (const read of dueReads(statesOf(input), input.nowMs, cadenceOf, input.untilNextPassMs)) {
     const kinds = dueKinds.get(read.recordId) ?? new Set<LocationKind>();
     dueKinds.set(read.recordId, kinds.add(read.kind as LocationKind));
   }

@@ -106,27 +106,31 @@ export interface DueRead extends ReadState {
 }
 
 /**
- * The reads due at `nowMs`, most urgent first: never read or past the ceiling, then the latest
+ * The reads due at `nowMs`, most urgent first: never read or at their ceiling, then the latest
  * relative to their own interval, then the most recently changed (recently active members first),
- * then by id for a stable order.
+ * then by id for a stable order. `untilNextPassMs` (the pass schedule): a record that would pass its
+ * ceiling before the next pass is read now, a little early, and counts as at its ceiling, so that
+ * passes at intervals keep every record within its ceiling when the budget allows.
  */
 export function dueReads(
   states: readonly ReadState[],
   nowMs: number,
   cadenceOf: (kind: ReadKind) => Cadence,
+  untilNextPassMs = 0,
 ): DueRead[] {
   const due: DueRead[] = [];
   for (const state of states) {
     const cadence = cadenceOf(state.kind);
-    if (dueAtMs(state, cadence) > nowMs) continue;
     if (state.lastReadAtMs === null) {
       due.push({ ...state, pastCeiling: true, lateness: Number.POSITIVE_INFINITY });
       continue;
     }
+    const atCeiling = state.lastReadAtMs + cadence.ceilingMs <= nowMs + Math.max(0, untilNextPassMs);
+    if (dueAtMs(state, cadence) > nowMs && !atCeiling) continue;
     const age = nowMs - state.lastReadAtMs;
     const interval =
       state.intervalMs === null ? initialInterval(cadence) : clampInterval(state.intervalMs, cadence);
-    due.push({ ...state, pastCeiling: age >= cadence.ceilingMs, lateness: age / interval });
+    due.push({ ...state, pastCeiling: atCeiling, lateness: age / interval });
   }
   return due.sort(compareUrgency);
 }

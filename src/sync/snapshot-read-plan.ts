@@ -20,6 +20,8 @@ export function dueRecordIds(input: {
   states: readonly ReadState[];
   nowMs: number;
   cadence: Cadence;
+  /** The pass schedule: records that would pass their ceiling before the next pass are due now. */
+  untilNextPassMs?: number;
 }): string[] {
   const live = new Set(input.ids);
   const known = input.states.filter((state) => state.kind === input.kind && live.has(state.recordId));
@@ -33,7 +35,9 @@ export function dueRecordIds(input: {
       lastChangedAtMs: null,
       intervalMs: null,
     }));
-  return dueReads([...unread, ...known], input.nowMs, () => input.cadence).map((due) => due.recordId);
+  return dueReads([...unread, ...known], input.nowMs, () => input.cadence, input.untilNextPassMs).map(
+    (due) => due.recordId,
+  );
 }
 
 /** The read to record for one record: the interval learned from whether this read found a change. */

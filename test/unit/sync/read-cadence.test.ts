@@ -111,6 +111,47 @@ describe('dueReads', () => {
     expect(dueReads([state({ recordId: 'a', lastReadAtMs: now - 30 * MIN })], now, cadenceOf)).toEqual([]);
   });
 
+  it('a record that would pass its ceiling before the next pass is read now, as at its ceiling', () => {
+    // Read 23 h 50 min ago at a 24 h interval: not due yet, but the next pass (15 min) would be late.
+    const nearCeiling = state({
+      recordId: 'a',
+      lastReadAtMs: now - 23 * HOUR - 50 * MIN,
+      intervalMs: 24 * HOUR,
+    });
+    expect(dueReads([nearCeiling], now, cadenceOf)).toEqual([]);
+    expect(dueReads([nearCeiling], now, cadenceOf, 15 * MIN)).toEqual([
+      expect.objectContaining({ recordId: 'a', pastCeiling: true }),
+    ]);
+    // Far from it: the look-ahead does not make it due.
+    const quiet = state({ recordId: 'b', lastReadAtMs: now - 20 * HOUR, intervalMs: 24 * HOUR });
+    expect(dueReads([quiet], now, cadenceOf, 15 * MIN)).toEqual([]);
+  });
+
+  it('property: with passes every P, a record read whenever due is never older than its ceiling at a pass', () => {
+    fc.assert(
+      fc.property(
+        cadenceArb,
+        fc.integer({ min: 1, max: 6 * HOUR }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 60 }),
+        (cad, passEveryMs, changes) => {
+          fc.pre(passEveryMs < cad.ceilingMs);
+          let record: ReadState = { ...state({ recordId: 'r' }), lastReadAtMs: 0, intervalMs: null };
+          let changeIndex = 0;
+          for (let at = passEveryMs; at <= 60 * passEveryMs; at += passEveryMs) {
+            expect(at - record.lastReadAtMs!).toBeLessThanOrEqual(cad.ceilingMs);
+            if (dueReads([record], at, () => cad, passEveryMs).length === 0) continue;
+            const changed = changes[changeIndex++ % changes.length]!;
+            record = {
+              ...record,
+              lastReadAtMs: at,
+              intervalMs: nextReadInterval(record.intervalMs, changed, cad),
+            };
+          }
+        },
+      ),
+    );
+  });
+
   it('orders: never read, then past the ceiling, then the latest against their interval, then the recently changed', () => {
     const due = dueReads(
       [
