@@ -132,7 +132,9 @@ async function planPass(deps: StreamDeps<PartnerApi>, options: MembersPassOption
   // A re-sync reads every kind of every active member: planned as if everything were due.
   const nowMs = options.fromTheTop === true ? Number.MAX_SAFE_INTEGER : clock.now().getTime();
   const due = dueReads(states, nowMs, cadenceOf, config.schedules.membersMs);
-  const share = options.fromTheTop === true ? undefined : await membersAllowance(deps, due.length);
+  // A visits read that finds a new visit reads the memberships too: ask for those follow-ups as well.
+  const demand = due.length + due.filter((read) => read.kind === 'member.visits').length;
+  const share = options.fromTheTop === true ? undefined : await membersAllowance(deps, demand);
   const budget = share === undefined ? Number.POSITIVE_INFINITY : share.budget;
   const plan = planMemberReads({ states, nowMs, cadenceOf, budget, due });
   const stateOf = new Map(states.map((state) => [`${state.kind} ${state.recordId}`, state]));
@@ -305,14 +307,14 @@ function passProblems(stats: PassStats): string[] {
 
 /**
  * The pass's budget: the members' allowance of the one budget over MEMBERS_EVERY
- * (docs/rate-limit.md, "One budget"), asking for one request per due record. At least
+ * (docs/rate-limit.md, "One budget"), asking for one request per due record and one per possible follow-up read of memberships. At least
  * MEMBER_SYNC_SHARE of the limit while members have work (the floor), more when the feed, the
  * intents and the snapshots leave some unused; never less than one whole member.
  */
-async function membersAllowance(deps: StreamDeps<PartnerApi>, dueRecords: number) {
+async function membersAllowance(deps: StreamDeps<PartnerApi>, requests: number) {
   const { allowance, allocation } = await streamAllowance(deps, STREAM, {
     intervalMs: deps.config.schedules.membersMs,
-    demand: dueRecords * MIN_REQUESTS_PER_KIND,
+    demand: requests * MIN_REQUESTS_PER_KIND,
   });
   const own = allocation.find((row) => row.stream === STREAM);
   return {
