@@ -148,15 +148,7 @@ export function projectFreshness(input: PlanInput): FreshnessPlan {
   // Members: each kind at the interval learned so far (or its ceiling before any read), stretched
   // evenly when the members' allowance of the one budget (what the feed, the intents and the
   // snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for it.
-  const wanted = MEMBER_KINDS.map((kind) => {
-    const learned = input.learnedIntervalMs[kind];
-    const cadence = input.cadences[kind];
-    const everyMs =
-      learned === undefined
-        ? cadence.ceilingMs
-        : Math.min(cadence.ceilingMs, Math.max(cadence.floorMs, learned));
-    return { kind, everyMs, setBy: learned === undefined ? ('ceiling' as const) : ('learned' as const) };
-  });
+  const wanted = MEMBER_KINDS.map((kind) => ({ kind, ...cadenceInterval(input, kind, 0) }));
   const wantedPerHour = wanted.reduce((sum, w) => sum + (counts.activeMembers * HOUR_MS) / w.everyMs, 0);
   const allocation = allocateBudget({
     limit: limitPerHour,

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
+import type { WorldFlags } from '../../simulator/simulator-flags.js';
 
 function wholeNumber(name: string) {
   return (text: string): number => {
@@ -46,7 +47,7 @@ export function simulatorCommand(context: CliContext): Command {
     .action((options: SimulatorFlags) => serveSimulator(context, options));
 }
 
-interface SimulatorFlags {
+interface SimulatorFlags extends WorldFlags {
   port?: number;
   host: string;
   seed: number;
@@ -54,14 +55,6 @@ interface SimulatorFlags {
   days: number;
   live?: boolean;
   world: string;
-  restaurants?: number;
-  locations?: number;
-  challenges?: number;
-  members?: number;
-  openIntents?: number;
-  changes?: boolean;
-  change?: string[];
-  timeScale?: string;
 }
 
 /** Starts the simulator, prints its banner and serves until Ctrl-C. */
