@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
 import type { Logger } from '../log.js';
 import type { Secret } from '../secret.js';
-import { classifyResponse } from './classify-response.js';
+import { classifyResponse, type Classified } from './classify-response.js';
 import { budgetStreamForPath, credentialForPath, routeTemplate } from './credential-routing.js';
 import {
   AuthenticationError,
@@ -106,167 +106,219 @@ async function notRetriedHere<T>(acquiring: Promise<T>): Promise<T> {
   }
 }
 
-export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
-  const retry = { ...DEFAULT_RETRY_SETTINGS, ...options.retry };
-  const nowMs = options.nowMs ?? Date.now;
-  const random = options.random ?? Math.random;
-  const { transport, limiter, metrics, logger } = options;
+/** What every step of one requester shares: its settings and its injected dependencies. */
+interface Requester {
+  options: ApiRequesterOptions;
+  retry: RetrySettings;
+  nowMs: () => number;
+  random: () => number;
+}
 
-  /**
-   * The ledger is accounting, not the limit (the limiter above is): a request whose count could
-   * not be written is still sent, and an undercount only lends a little more than was free.
-   */
-  async function countSpend(path: string): Promise<void> {
-    try {
-      await options.ledger?.record(budgetStreamForPath(path));
-    } catch (error) {
-      logger.warn({ err: error }, 'could not count a request in the spend ledger; sending it anyway');
-    }
-  }
+/** One `getJson` call, prepared once and shared by its attempts. */
+interface PreparedRequest {
+  path: string;
+  url: URL;
+  summary: RequestSummary;
+  kind: CredentialKind;
+  route: string;
+  startedAt: number;
+  requestOptions: RequestOptions;
+}
 
-  async function credentialHeaders(
-    kind: CredentialKind,
-    signal: AbortSignal | undefined,
-  ): Promise<{ headers: Record<string, string>; bearer: string | null }> {
-    if (kind === 'api-key') {
-      if (!options.apiKey) throw new AuthenticationError('api-key', 'not_configured', null, {});
-      return { headers: { 'x-api-key': options.apiKey.reveal() }, bearer: null };
-    }
-    if (!options.tokens) throw new AuthenticationError('bearer', 'oauth_not_configured', null, {});
-    const bearer = await options.tokens.getAccessToken(signal);
-    return { headers: { authorization: `Bearer ${bearer}` }, bearer };
-  }
-
-  async function attemptOnce(
-    path: string,
-    url: URL,
-    summary: RequestSummary,
-    kind: CredentialKind,
-    requestOptions: RequestOptions,
-    startedAt: number,
-  ): Promise<unknown> {
-    const route = routeTemplate(path);
-    const send = async (headers: Record<string, string>) => {
-      const waited = await limiter.acquire({
-        priority: requestOptions.priority ?? 'normal',
-        signal: requestOptions.signal,
-        // Another process's 429 may have paused everyone for longer than this request has left.
-        maxPauseMs: Math.max(0, retry.maxTotalMs - (nowMs() - startedAt)),
-      });
-      metrics.limiterWaited(waited);
-      await countSpend(path);
-      const started = nowMs();
-      try {
-        const response = await transport.send({
-          method: 'GET',
-          url,
-          headers,
-          signal: requestOptions.signal,
-          summary,
-        });
-        metrics.requestCompleted(
-          { route, method: 'GET', status: String(response.status) },
-          nowMs() - started,
-        );
-        return classifyResponse(response, { credential: kind, request: summary, nowMs: nowMs() });
-      } catch (error) {
-        const status = error instanceof PartnerApiError ? error.name : 'error';
-        metrics.requestCompleted({ route, method: 'GET', status }, nowMs() - started);
-        throw error;
-      }
-    };
-    const first = await notRetriedHere(credentialHeaders(kind, requestOptions.signal));
-    let result = await send(first.headers);
-    // An access token can be revoked or expire early; one forced refresh, then the answer stands.
-    if (
-      !result.ok &&
-      result.error instanceof AuthenticationError &&
-      first.bearer !== null &&
-      options.tokens
-    ) {
-      logger.info({ route }, 'bearer token rejected; refreshing it once');
-      const fresh = await notRetriedHere(
-        options.tokens.refreshAfterRejection(first.bearer, requestOptions.signal),
-      );
-      result = await send({ authorization: `Bearer ${fresh}` });
-    }
-    if (!result.ok) throw result.error;
-    return result.json;
-  }
-
-  /**
-   * A 429: every process pauses (at most RETRY_AFTER_MAX); this request sleeps it out only when the
-   * wait is within the cap and within what is left of its time budget, else it fails now and a
-   * later pass retries. Checked before sleeping, so no timer is ever set beyond the cap.
-   */
-  async function waitOutRateLimit(
-    error: RateLimitedError,
-    route: string,
-    startedAt: number,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    if (error.retryAfterMs > retry.retryAfterMaxMs) {
-      // Every process's passes stop at their next request, instead of each waiting the cap out.
-      await limiter.pauseAll(retry.retryAfterMaxMs, { stopPasses: true });
-      logger.warn(
-        { route, retryAfterMs: error.retryAfterMs, capMs: retry.retryAfterMaxMs },
-        'rate limited for longer than RETRY_AFTER_MAX; the pass stops and is retried later',
-      );
-      throw new RetryAfterTooLongError(error.retryAfterMs, retry.retryAfterMaxMs, {
-        request: error.request,
-        status: 429,
-        cause: error,
-      });
-    }
-    await limiter.pauseAll(error.retryAfterMs);
-    const remaining = retry.maxTotalMs - (nowMs() - startedAt);
-    if (error.retryAfterMs > remaining) throw error;
-    logger.warn(
-      { route, retryAfterMs: error.retryAfterMs },
-      'rate limited by the partner API; every process pauses',
+/**
+ * The ledger is accounting, not the limit (the limiter is): a request whose count could not be
+ * written is still sent, and an undercount only lends a little more than was free.
+ */
+async function countSpend(requester: Requester, path: string): Promise<void> {
+  try {
+    await requester.options.ledger?.record(budgetStreamForPath(path));
+  } catch (error) {
+    requester.options.logger.warn(
+      { err: error },
+      'could not count a request in the spend ledger; sending it anyway',
     );
-    metrics.requestRetried({ route, reason: error.name });
-    await sleep(error.retryAfterMs, undefined, { signal });
   }
+}
 
+async function credentialHeaders(
+  options: ApiRequesterOptions,
+  kind: CredentialKind,
+  signal: AbortSignal | undefined,
+): Promise<{ headers: Record<string, string>; bearer: string | null }> {
+  if (kind === 'api-key') {
+    if (!options.apiKey) throw new AuthenticationError('api-key', 'not_configured', null, {});
+    return { headers: { 'x-api-key': options.apiKey.reveal() }, bearer: null };
+  }
+  if (!options.tokens) throw new AuthenticationError('bearer', 'oauth_not_configured', null, {});
+  const bearer = await options.tokens.getAccessToken(signal);
+  return { headers: { authorization: `Bearer ${bearer}` }, bearer };
+}
+
+/** Waits for the shared rate limit, sends once with `headers`, and classifies the response. */
+async function sendWithHeaders(
+  requester: Requester,
+  request: PreparedRequest,
+  headers: Record<string, string>,
+): Promise<Classified> {
+  const { nowMs, retry } = requester;
+  const { limiter, metrics, transport } = requester.options;
+  const { route, requestOptions, summary } = request;
+  const waited = await limiter.acquire({
+    priority: requestOptions.priority ?? 'normal',
+    signal: requestOptions.signal,
+    // Another process's 429 may have paused everyone for longer than this request has left.
+    maxPauseMs: Math.max(0, retry.maxTotalMs - (nowMs() - request.startedAt)),
+  });
+  metrics.limiterWaited(waited);
+  await countSpend(requester, request.path);
+  const started = nowMs();
+  try {
+    const response = await transport.send({
+      method: 'GET',
+      url: request.url,
+      headers,
+      signal: requestOptions.signal,
+      summary,
+    });
+    metrics.requestCompleted({ route, method: 'GET', status: String(response.status) }, nowMs() - started);
+    return classifyResponse(response, { credential: request.kind, request: summary, nowMs: nowMs() });
+  } catch (error) {
+    const status = error instanceof PartnerApiError ? error.name : 'error';
+    metrics.requestCompleted({ route, method: 'GET', status }, nowMs() - started);
+    throw error;
+  }
+}
+
+async function attemptOnce(requester: Requester, request: PreparedRequest): Promise<unknown> {
+  const { options } = requester;
+  const signal = request.requestOptions.signal;
+  const first = await notRetriedHere(credentialHeaders(options, request.kind, signal));
+  let result = await sendWithHeaders(requester, request, first.headers);
+  // An access token can be revoked or expire early; one forced refresh, then the answer stands.
+  if (!result.ok && result.error instanceof AuthenticationError && first.bearer !== null && options.tokens) {
+    options.logger.info({ route: request.route }, 'bearer token rejected; refreshing it once');
+    const fresh = await notRetriedHere(options.tokens.refreshAfterRejection(first.bearer, signal));
+    result = await sendWithHeaders(requester, request, { authorization: `Bearer ${fresh}` });
+  }
+  if (!result.ok) throw result.error;
+  return result.json;
+}
+
+/**
+ * A 429: every process pauses (at most RETRY_AFTER_MAX); this request sleeps it out only when the
+ * wait is within the cap and within what is left of its time budget, else it fails now and a
+ * later pass retries. Checked before sleeping, so no timer is ever set beyond the cap.
+ */
+async function waitOutRateLimit(
+  requester: Requester,
+  error: RateLimitedError,
+  request: PreparedRequest,
+): Promise<void> {
+  const { retry, nowMs } = requester;
+  const { limiter, logger, metrics } = requester.options;
+  const { route } = request;
+  if (error.retryAfterMs > retry.retryAfterMaxMs) {
+    // Every process's passes stop at their next request, instead of each waiting the cap out.
+    await limiter.pauseAll(retry.retryAfterMaxMs, { stopPasses: true });
+    logger.warn(
+      { route, retryAfterMs: error.retryAfterMs, capMs: retry.retryAfterMaxMs },
+      'rate limited for longer than RETRY_AFTER_MAX; the pass stops and is retried later',
+    );
+    throw new RetryAfterTooLongError(error.retryAfterMs, retry.retryAfterMaxMs, {
+      request: error.request,
+      status: 429,
+      cause: error,
+    });
+  }
+  await limiter.pauseAll(error.retryAfterMs);
+  const remaining = retry.maxTotalMs - (nowMs() - request.startedAt);
+  if (error.retryAfterMs > remaining) throw error;
+  logger.warn(
+    { route, retryAfterMs: error.retryAfterMs },
+    'rate limited by the partner API; every process pauses',
+  );
+  metrics.requestRetried({ route, reason: error.name });
+  await sleep(error.retryAfterMs, undefined, { signal: request.requestOptions.signal });
+}
+
+/**
+ * p-retry's own budget check would also stop 429s once the budget is spent, so it gets an
+ * unbounded budget and this applies ours: 429s always (within maxTotalMs), others while retries
+ * remain.
+ */
+function willRetry(retry: RetrySettings, error: Error, retriesConsumed: number): boolean {
+  return (
+    error instanceof PartnerApiError &&
+    error.retryable &&
+    (error instanceof RateLimitedError || retriesConsumed < retry.retries)
+  );
+}
+
+/** Any other retryable failure: full-jitter backoff, never past the request's time budget. */
+async function backOffBeforeRetry(
+  requester: Requester,
+  error: PartnerApiError,
+  retriesConsumed: number,
+  request: PreparedRequest,
+): Promise<void> {
+  const { retry, nowMs, random } = requester;
+  const { route } = request;
+  const remaining = retry.maxTotalMs - (nowMs() - request.startedAt);
+  const delay = Math.min(remaining, fullJitterDelayMs(retriesConsumed, retry.backoff, random()));
+  requester.options.logger.warn(
+    { route, error: error.name, status: error.status, attempt: retriesConsumed + 1, delayMs: delay },
+    'partner API request failed; retrying',
+  );
+  requester.options.metrics.requestRetried({ route, reason: error.name });
+  if (delay > 0) await sleep(delay, undefined, { signal: request.requestOptions.signal });
+}
+
+function prepareRequest(
+  requester: Requester,
+  path: string,
+  params: QueryParams,
+  requestOptions: RequestOptions,
+): PreparedRequest {
+  const kind = credentialForPath(path);
+  const url = buildUrl(requester.options.baseUrl, path, params);
+  return {
+    path,
+    url,
+    summary: summarizeRequest('GET', url),
+    kind,
+    route: routeTemplate(path),
+    startedAt: requester.nowMs(),
+    requestOptions,
+  };
+}
+
+export function createApiRequester(options: ApiRequesterOptions): ApiRequester {
+  const requester: Requester = {
+    options,
+    retry: { ...DEFAULT_RETRY_SETTINGS, ...options.retry },
+    nowMs: options.nowMs ?? Date.now,
+    random: options.random ?? Math.random,
+  };
+  const { retry } = requester;
   return {
     async getJson(path, params = {}, requestOptions = {}) {
-      const kind = credentialForPath(path);
-      const url = buildUrl(options.baseUrl, path, params);
-      const summary = summarizeRequest('GET', url);
-      const route = routeTemplate(path);
-      const startedAt = nowMs();
-      const signal = requestOptions.signal;
-      // p-retry's own budget check would also stop 429s once the budget is spent, so it gets an
-      // unbounded budget and `willRetry` applies ours: 429s always (within maxTotalMs), others
-      // while retries remain.
-      const willRetry = (error: Error, retriesConsumed: number) =>
-        error instanceof PartnerApiError &&
-        error.retryable &&
-        (error instanceof RateLimitedError || retriesConsumed < retry.retries);
-      return pRetry(() => attemptOnce(path, url, summary, kind, requestOptions, startedAt), {
+      const request = prepareRequest(requester, path, params, requestOptions);
+      return pRetry(() => attemptOnce(requester, request), {
         retries: Number.POSITIVE_INFINITY,
         maxRetryTime: retry.maxTotalMs,
         minTimeout: 0, // the waits happen in onFailedAttempt: full jitter, or exactly Retry-After
         factor: 1,
-        signal,
-        shouldRetry: ({ error, retriesConsumed }) => willRetry(error, retriesConsumed),
+        signal: requestOptions.signal,
+        shouldRetry: ({ error, retriesConsumed }) => willRetry(retry, error, retriesConsumed),
         shouldConsumeRetry: ({ error }) => !(error instanceof RateLimitedError),
         onFailedAttempt: async ({ error, retriesConsumed }) => {
           if (error instanceof RateLimitedError) {
-            metrics.rateLimited({ route });
-            await waitOutRateLimit(error, route, startedAt, signal);
+            options.metrics.rateLimited({ route: request.route });
+            await waitOutRateLimit(requester, error, request);
             return;
           }
-          if (!willRetry(error, retriesConsumed) || !(error instanceof PartnerApiError)) return;
-          const remaining = retry.maxTotalMs - (nowMs() - startedAt);
-          const delay = Math.min(remaining, fullJitterDelayMs(retriesConsumed, retry.backoff, random()));
-          logger.warn(
-            { route, error: error.name, status: error.status, attempt: retriesConsumed + 1, delayMs: delay },
-            'partner API request failed; retrying',
-          );
-          metrics.requestRetried({ route, reason: error.name });
-          if (delay > 0) await sleep(delay, undefined, { signal });
+          if (!willRetry(retry, error, retriesConsumed) || !(error instanceof PartnerApiError)) return;
+          await backOffBeforeRetry(requester, error, retriesConsumed, request);
         },
       });
     },
