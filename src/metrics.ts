@@ -30,12 +30,16 @@ export interface PipelineMetrics {
   schemaDriftRecords: Counter<'resource' | 'change'>;
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): PipelineMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics ?? false) collectDefaultMetrics({ register: registry, prefix: 'rewards_etl_' });
-  const registers = [registry];
+type Registers = Registry[];
+
+/** The partner API client: requests, latency, retries, 429s and the shared rate limit. */
+function apiMetrics(
+  registers: Registers,
+): Pick<
+  PipelineMetrics,
+  'apiRequests' | 'apiRequestSeconds' | 'apiRetries' | 'api429s' | 'limiterWaitSeconds'
+> {
   return {
-    registry,
     apiRequests: new Counter({
       name: 'rewards_etl_api_requests_total',
       help: 'Requests to the partner API by route template and HTTP status (or error kind)',
@@ -66,6 +70,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       help: 'Time spent waiting for the shared rate limit',
       registers,
     }),
+  };
+}
+
+/** Stream passes and what they wrote; lag and windows are refreshed on scrape. */
+function passMetrics(
+  registers: Registers,
+): Pick<
+  PipelineMetrics,
+  'rowsIngested' | 'recordsRejected' | 'passes' | 'watermarkLagSeconds' | 'windowsByState'
+> {
+  return {
     rowsIngested: new Counter({
       name: 'rewards_etl_rows_ingested_total',
       help: 'Records written to the warehouse by stream',
@@ -96,6 +111,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       labelNames: ['state'],
       registers,
     }),
+  };
+}
+
+/** Work waiting: BullMQ jobs and the payment intents still polled (refreshed on scrape). */
+function backlogMetrics(registers: Registers): Pick<PipelineMetrics, 'queueDepth' | 'openIntents'> {
+  return {
     queueDepth: new Gauge({
       name: 'rewards_etl_queue_jobs',
       help: 'BullMQ jobs by queue and state',
@@ -107,6 +128,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       help: 'Payment intents still pending and polled',
       registers,
     }),
+  };
+}
+
+/** Alert webhook delivery. */
+function alertMetrics(
+  registers: Registers,
+): Pick<PipelineMetrics, 'alertDeliveries' | 'alertsUndelivered' | 'alertsFailed'> {
+  return {
     alertDeliveries: new Counter({
       name: 'rewards_etl_alert_deliveries_total',
       help: 'Alert webhook delivery attempts by outcome',
@@ -123,6 +152,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       help: 'Alerts given up on after repeated delivery failures',
       registers,
     }),
+  };
+}
+
+/** Each stream's configured interval and the start of its latest successful pass. */
+function scheduleMetrics(
+  registers: Registers,
+): Pick<PipelineMetrics, 'streamLastSuccess' | 'streamInterval'> {
+  return {
     streamLastSuccess: new Gauge({
       name: 'rewards_etl_stream_last_success_timestamp_seconds',
       help: 'Start (unix seconds) of the latest successful pass of the stream, from sync_runs; absent before the first',
@@ -135,6 +172,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       labelNames: ['stream'],
       registers,
     }),
+  };
+}
+
+/** The OAuth token: refreshes, and whether an operator must run `rewards-etl auth`. */
+function oauthMetrics(
+  registers: Registers,
+): Pick<PipelineMetrics, 'oauthNeedsReauthorization' | 'oauthRefreshes'> {
+  return {
     oauthNeedsReauthorization: new Gauge({
       name: 'rewards_etl_oauth_needs_reauthorization',
       help: '1 when the stored OAuth refresh token was revoked (invalid_grant): run `rewards-etl auth`',
@@ -146,6 +191,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       labelNames: ['outcome'],
       registers,
     }),
+  };
+}
+
+/** Partner API schema drift (rewards.schema_drift). */
+function schemaDriftMetrics(
+  registers: Registers,
+): Pick<PipelineMetrics, 'schemaDriftFields' | 'schemaDriftRecords'> {
+  return {
     schemaDriftFields: new Gauge({
       name: 'rewards_etl_schema_drift_fields',
       help: 'Fields recorded in rewards.schema_drift, by change (added, missing, type_changed)',
@@ -158,5 +211,21 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Pipel
       labelNames: ['resource', 'change'],
       registers,
     }),
+  };
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): PipelineMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? false) collectDefaultMetrics({ register: registry, prefix: 'rewards_etl_' });
+  const registers = [registry];
+  return {
+    registry,
+    ...apiMetrics(registers),
+    ...passMetrics(registers),
+    ...backlogMetrics(registers),
+    ...alertMetrics(registers),
+    ...scheduleMetrics(registers),
+    ...oauthMetrics(registers),
+    ...schemaDriftMetrics(registers),
   };
 }
