@@ -74,7 +74,6 @@ const SIZE_EXCEPTIONS = [
   'src/http/status-page.ts',
   'src/runtime/pipeline.ts',
   'src/status/collect-status.ts',
-  'src/streams/passes.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/schema.ts',
 ];
