@@ -11,7 +11,7 @@ import { createMetrics, type PipelineMetrics } from '../metrics.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';
 import type { StreamDeps } from '../streams/stream.js';
 import { createDatabase } from '../warehouse/database.js';
-import { createPostgresClock } from '../warehouse/postgres-clock.js';
+import { createPostgresClock, type PostgresClock } from '../warehouse/postgres-clock.js';
 import type { DB } from '../warehouse/schema.js';
 import { bindApiMetrics } from './api-metrics-binding.js';
 import { createTokenStore } from '../warehouse/oauth-tokens.js';
@@ -32,14 +32,7 @@ export interface PipelineRuntime {
   close(): Promise<void>;
 }
 
-/**
- * The I/O a process needs to run streams: one Postgres pool, one Redis connection (shared by
- * the rate limiter; BullMQ makes its own), the partner API client, the metrics registry and the
- * pipeline's clock (Postgres's, measured once at start and every minute).
- * A caller that already holds a pool or a Redis connection (a test harness, a tool) passes it in;
- * `close()` closes only what this runtime opened.
- */
-export function createPipelineRuntime(options: {
+export interface PipelineRuntimeOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
@@ -49,9 +42,11 @@ export function createPipelineRuntime(options: {
   redis?: RedisClient;
   /** Request retry tuning (tests and tools); production uses the defaults. */
   retry?: Partial<RetrySettings>;
-}): PipelineRuntime {
+}
+
+/** The pool and the Redis connection: the caller's when it passed them, else opened here. */
+function openConnections(options: PipelineRuntimeOptions): { db: Kysely<DB>; redis: RedisClient } {
   const { config, logger } = options;
-  const metrics = options.metrics ?? createMetrics();
   const db =
     options.db ??
     createDatabase({
@@ -66,7 +61,15 @@ export function createPipelineRuntime(options: {
       logger,
       connectionName: options.applicationName ?? 'rewards-etl',
     });
-  // The pipeline's one clock (src/warehouse/postgres-clock.ts), unless the caller brings its own.
+  return { db, redis };
+}
+
+/** The pipeline's one clock (src/warehouse/postgres-clock.ts), unless the caller brings its own. */
+function startPipelineClock(
+  db: Kysely<DB>,
+  options: PipelineRuntimeOptions,
+): { clock: Clock; postgresClock: PostgresClock | undefined; firstSync: Promise<void> | undefined } {
+  const { logger } = options;
   const postgresClock = options.clock === undefined ? createPostgresClock(db, { logger }) : undefined;
   const clock: Clock = options.clock ?? postgresClock ?? systemClock;
   const firstSync = postgresClock?.sync().then(
@@ -78,6 +81,21 @@ export function createPipelineRuntime(options: {
       );
     },
   );
+  return { clock, postgresClock, firstSync };
+}
+
+/**
+ * The I/O a process needs to run streams: one Postgres pool, one Redis connection (shared by
+ * the rate limiter; BullMQ makes its own), the partner API client, the metrics registry and the
+ * pipeline's clock (Postgres's, measured once at start and every minute).
+ * A caller that already holds a pool or a Redis connection (a test harness, a tool) passes it in;
+ * `close()` closes only what this runtime opened.
+ */
+export function createPipelineRuntime(options: PipelineRuntimeOptions): PipelineRuntime {
+  const { config, logger } = options;
+  const metrics = options.metrics ?? createMetrics();
+  const { db, redis } = openConnections(options);
+  const { clock, postgresClock, firstSync } = startPipelineClock(db, options);
   const api = createPartnerApi({
     config,
     redis,
