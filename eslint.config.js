@@ -72,7 +72,6 @@ const SIZE_EXCEPTIONS = [
   'src/config.ts',
   'src/doctor/judge.ts',
   'src/http/status-page.ts',
-  'src/status/collect-status.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/schema.ts',
 ];

@@ -37,12 +37,10 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const CHART_HOURS = 24;
 
-/** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
-export async function collectStatus(sources: StatusSources): Promise<StatusReport> {
+/** Every figure of the report, read in parallel from Postgres (and Redis when given). */
+async function readStatusFigures(sources: StatusSources, now: Date, buckets: number[]) {
   const { db, redis, config, clock } = sources;
-  const now = clock.now();
   const dayAgo = new Date(now.getTime() - DAY_MS);
-  const buckets = hourBuckets(now, CHART_HOURS);
   const [
     checkins,
     windows,
@@ -78,7 +76,29 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
     readBudget({ db, redis, config, clock }),
   ]);
-  const streams = STREAM_NAMES.map((stream): StreamStatus => {
+  return {
+    checkins,
+    windows,
+    queues,
+    workers,
+    lastRuns,
+    hourly,
+    failedPasses,
+    intents,
+    alerts,
+    rejected,
+    oauth,
+    schemaDrift,
+    retention,
+    kinds,
+    requestsLastHour,
+    budget,
+  };
+}
+
+/** Each stream's schedule: its interval, its latest run and success, and when it is next due. */
+function streamStatuses(config: Config, lastRuns: Awaited<ReturnType<typeof readLastRuns>>): StreamStatus[] {
+  return STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
     const runs = lastRuns.get(stream);
     const lastRun = runs?.lastRun ?? null;
@@ -91,35 +111,51 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
         lastRun === null ? null : new Date(new Date(lastRun.startedAt).getTime() + intervalMs).toISOString(),
     };
   });
+}
+
+function throughputChart(
+  buckets: number[],
+  hourly: Awaited<ReturnType<typeof readHourlyRows>>,
+): StatusReport['throughput'] {
+  return {
+    hours: buckets.map((bucket) => hourStart(bucket).toISOString()),
+    series: STREAM_NAMES.map((stream) => ({
+      stream,
+      rows: buckets.map((bucket) => hourly.get(stream)?.get(bucket) ?? 0),
+    })),
+    source:
+      'checkins: new check-ins by check_ins.first_seen_at; other streams: sync_runs.rows of passes started in the hour',
+  };
+}
+
+/** Everything `status` shows, read in parallel from Postgres (and Redis when given). */
+export async function collectStatus(sources: StatusSources): Promise<StatusReport> {
+  const { config, clock } = sources;
+  const now = clock.now();
+  const buckets = hourBuckets(now, CHART_HOURS);
+  const figures = await readStatusFigures(sources, now, buckets);
+  const { checkins, windows, queues, workers, failedPasses, intents, alerts, rejected } = figures;
   const body: Omit<StatusReport, 'verdict'> = {
     generatedAt: now.toISOString(),
     checkins,
     windows,
     queues,
     workers,
-    streams,
-    throughput: {
-      hours: buckets.map((bucket) => hourStart(bucket).toISOString()),
-      series: STREAM_NAMES.map((stream) => ({
-        stream,
-        rows: buckets.map((bucket) => hourly.get(stream)?.get(bucket) ?? 0),
-      })),
-      source:
-        'checkins: new check-ins by check_ins.first_seen_at; other streams: sync_runs.rows of passes started in the hour',
-    },
+    streams: streamStatuses(config, figures.lastRuns),
+    throughput: throughputChart(buckets, figures.hourly),
     failedPasses,
     intents,
     alerts,
     rejected,
-    oauth,
-    schemaDrift,
+    oauth: figures.oauth,
+    schemaDrift: figures.schemaDrift,
     retention: {
       checkInsSeconds: secondsOrNull(config.checkins.retentionMs),
       rollupSeconds: secondsOrNull(config.checkins.rollupRetentionMs),
-      removed: retention.targets,
+      removed: figures.retention.targets,
     },
-    freshness: { requestsLastHour, kinds },
-    budget,
+    freshness: { requestsLastHour: figures.requestsLastHour, kinds: figures.kinds },
+    budget: figures.budget,
   };
   const report: StatusReport = { ...body, verdict: assessStatus(body, thresholdsFor(config)) };
   return scrubSecrets(report, knownSecrets(config));
