@@ -71,7 +71,6 @@ const SIZE_EXCEPTIONS = [
   'src/api/shared-rate-limiter.ts',
   'src/config.ts',
   'src/doctor/judge.ts',
-  'src/http/status-page.ts',
   'src/sync/freshness-plan.ts',
   'src/warehouse/schema.ts',
 ];

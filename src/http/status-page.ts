@@ -271,9 +271,8 @@ function schemaDriftSection(report: StatusReport): SafeHtml {
   </section>`;
 }
 
-function queuesAndAuthSection(report: StatusReport): SafeHtml {
-  const { queues, oauth } = report;
-  const queueTable = queues.available
+function queueTable(queues: StatusReport['queues']): SafeHtml {
+  return queues.available
     ? html`<table>
         <thead>
           <tr>
@@ -292,7 +291,10 @@ function queuesAndAuthSection(report: StatusReport): SafeHtml {
         </tbody>
       </table>`
     : html`<p class="none-yet">Skipped: ${queues.reason}</p>`;
-  const auth = !oauth.configured
+}
+
+function oauthTable(oauth: StatusReport['oauth']): SafeHtml {
+  return !oauth.configured
     ? html`<p class="none-yet">Not configured (SVC_OAUTH_CLIENT_ID unset).</p>`
     : html`<table>
         <tbody>
@@ -328,14 +330,17 @@ function queuesAndAuthSection(report: StatusReport): SafeHtml {
           </tr>
         </tbody>
       </table>`;
+}
+
+function queuesAndAuthSection(report: StatusReport): SafeHtml {
   return html`<section class="grid2">
     <div>
       <h2>Queues</h2>
-      ${queueTable}
+      ${queueTable(report.queues)}
     </div>
     <div>
       <h2>OAuth</h2>
-      ${auth}
+      ${oauthTable(report.oauth)}
     </div>
   </section>`;
 }
