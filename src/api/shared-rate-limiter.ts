@@ -103,76 +103,118 @@ redis.call('SET', KEYS[1], slot + 1, 'PX', ARGV[3])
 return {1, slot * slotUs - nowUs}
 `;
 
-export function createSharedRateLimiter(options: SharedRateLimiterOptions): SharedRateLimiter {
+/** One limiter's fixed settings: its Redis keys and its slot arithmetic. */
+interface LimiterSettings {
+  redis: RedisClient;
+  slotMs: number;
+  /** Whole microseconds, rounded up: a slot never gets shorter than 1000/rps ms. */
+  slotUs: number;
+  nowMs: () => number;
+  lookahead: number;
+  pauseKey: string;
+  stopKey: string;
+  nextSlotKey: string;
+  /** Only garbage collection: the key must outlive the slots it has handed out. */
+  keyTtlMs: number;
+  /** At high rates a slot is shorter than a timer's usual lateness: never stricter than this. */
+  lateAfterMs: number;
+}
+
+function limiterSettings(options: SharedRateLimiterOptions): LimiterSettings {
   const slotMs = slotLengthMs(options.rps);
-  // Whole microseconds, rounded up: a slot never gets shorter than 1000/rps ms.
-  const slotUs = Math.ceil(slotMs * 1000);
-  const nowMs = options.nowMs ?? (() => performance.now());
   const lookahead = options.lookaheadSlots ?? 8;
-  const pauseKey = `${options.prefix}:partner-api:pause-until`;
-  const stopKey = `${options.prefix}:partner-api:passes-stopped`;
-  const nextSlotKey = `${options.prefix}:partner-api:next-slot`;
-  // Only garbage collection: the key must outlive the slots it has handed out.
-  const keyTtlMs = Math.max(2_000, Math.ceil(slotMs * (lookahead + 2)));
-  const gate = new PriorityGate();
-  // At high rates a slot is shorter than a timer's usual lateness: never stricter than this.
-  const lateAfterMs = Math.max(slotMs, 20);
-
-  /** Claims a slot: the ms until it starts, or null with the ms to wait before asking again. */
-  async function claim(): Promise<{ claimed: boolean; waitMs: number }> {
-    const [claimed, waitUs] = (await options.redis.eval(
-      CLAIM_SLOT,
-      1,
-      nextSlotKey,
-      slotUs,
-      lookahead,
-      keyTtlMs,
-    )) as [number, number];
-    return { claimed: claimed === 1, waitMs: Math.max(0, waitUs / 1000) };
-  }
-
-  async function pausedForMs(): Promise<number> {
-    return Math.max(0, await options.redis.pttl(pauseKey));
-  }
-
-  async function acquireSlot(signal: AbortSignal | undefined, maxPauseMs: number): Promise<void> {
-    let lateClaims = 0;
-    for (;;) {
-      signal?.throwIfAborted();
-      const paused = await pausedForMs();
-      if (paused > maxPauseMs) throw new SharedPauseTooLongError(paused, maxPauseMs);
-      // Read only while paused: a request costs no extra Redis call the rest of the time.
-      if (paused > 0 && (await options.redis.pttl(stopKey)) > 0)
-        throw new SharedPauseTooLongError(paused, maxPauseMs, true);
-      if (paused > 0) {
-        await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
-        continue;
-      }
-      // Redis answered `waitMs` at some instant between sending and receiving: the slot starts no
-      // earlier than sentAt + waitMs (its deadline counts from there, so an answer that came back
-      // late, e.g. across a failover, is seen as late) and no later than receivedAt + waitMs (the
-      // sleep counts from there, so a request never starts before its slot).
-      const sentAt = nowMs();
-      const { claimed, waitMs } = await claim();
-      const startsAt = sentAt + waitMs;
-      // Claimed: sleep until the slot starts. Not: every slot in reach is taken; wait for the
-      // window to move on (another process's pause may have started meanwhile: look again).
-      if (waitMs > 0) await sleep(waitMs, undefined, { signal });
-      if (!claimed) continue;
-      // A request starts inside its slot or not at all, so no second holds more than rps + 1
-      // starts: one that woke up past its slot (a busy event loop) claims another, twice at most.
-      if (nowMs() - startsAt < lateAfterMs || lateClaims >= MAX_LATE_CLAIMS) return;
-      lateClaims++;
-    }
-  }
-
   return {
+    redis: options.redis,
     slotMs,
+    slotUs: Math.ceil(slotMs * 1000),
+    nowMs: options.nowMs ?? (() => performance.now()),
+    lookahead,
+    pauseKey: `${options.prefix}:partner-api:pause-until`,
+    stopKey: `${options.prefix}:partner-api:passes-stopped`,
+    nextSlotKey: `${options.prefix}:partner-api:next-slot`,
+    keyTtlMs: Math.max(2_000, Math.ceil(slotMs * (lookahead + 2))),
+    lateAfterMs: Math.max(slotMs, 20),
+  };
+}
+
+/** Claims a slot: the ms until it starts, or not claimed with the ms to wait before asking again. */
+async function claimSlot(limiter: LimiterSettings): Promise<{ claimed: boolean; waitMs: number }> {
+  const [claimed, waitUs] = (await limiter.redis.eval(
+    CLAIM_SLOT,
+    1,
+    limiter.nextSlotKey,
+    limiter.slotUs,
+    limiter.lookahead,
+    limiter.keyTtlMs,
+  )) as [number, number];
+  return { claimed: claimed === 1, waitMs: Math.max(0, waitUs / 1000) };
+}
+
+async function sharedPauseMs(limiter: LimiterSettings): Promise<number> {
+  return Math.max(0, await limiter.redis.pttl(limiter.pauseKey));
+}
+
+/**
+ * Honours a shared pause before claiming: fails when it is longer than the caller may wait or
+ * stops passes, else sleeps one slice of it. True when it slept (the pause must be read again).
+ */
+async function waitOutSharedPause(
+  limiter: LimiterSettings,
+  signal: AbortSignal | undefined,
+  maxPauseMs: number,
+): Promise<boolean> {
+  const paused = await sharedPauseMs(limiter);
+  if (paused > maxPauseMs) throw new SharedPauseTooLongError(paused, maxPauseMs);
+  // Read only while paused: a request costs no extra Redis call the rest of the time.
+  if (paused > 0 && (await limiter.redis.pttl(limiter.stopKey)) > 0)
+    throw new SharedPauseTooLongError(paused, maxPauseMs, true);
+  if (paused === 0) return false;
+  await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
+  return true;
+}
+
+async function acquireSlot(
+  limiter: LimiterSettings,
+  signal: AbortSignal | undefined,
+  maxPauseMs: number,
+): Promise<void> {
+  const { nowMs } = limiter;
+  let lateClaims = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    if (await waitOutSharedPause(limiter, signal, maxPauseMs)) continue;
+    // Redis answered `waitMs` at some instant between sending and receiving: the slot starts no
+    // earlier than sentAt + waitMs (its deadline counts from there, so an answer that came back
+    // late, e.g. across a failover, is seen as late) and no later than receivedAt + waitMs (the
+    // sleep counts from there, so a request never starts before its slot).
+    const sentAt = nowMs();
+    const { claimed, waitMs } = await claimSlot(limiter);
+    const startsAt = sentAt + waitMs;
+    // Claimed: sleep until the slot starts. Not: every slot in reach is taken; wait for the
+    // window to move on (another process's pause may have started meanwhile: look again).
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+    if (!claimed) continue;
+    // A request starts inside its slot or not at all, so no second holds more than rps + 1
+    // starts: one that woke up past its slot (a busy event loop) claims another, twice at most.
+    if (nowMs() - startsAt < limiter.lateAfterMs || lateClaims >= MAX_LATE_CLAIMS) return;
+    lateClaims++;
+  }
+}
+
+export function createSharedRateLimiter(options: SharedRateLimiterOptions): SharedRateLimiter {
+  const limiter = limiterSettings(options);
+  const { nowMs, redis, pauseKey, stopKey } = limiter;
+  const gate = new PriorityGate();
+  const pausedForMs = () => sharedPauseMs(limiter);
+  return {
+    slotMs: limiter.slotMs,
     async acquire(acquireOptions = {}) {
       const started = nowMs();
       const signal = acquireOptions.signal;
       const maxPauseMs = acquireOptions.maxPauseMs ?? Number.POSITIVE_INFINITY;
-      await gate.run(acquireOptions.priority ?? 'normal', signal, () => acquireSlot(signal, maxPauseMs));
+      await gate.run(acquireOptions.priority ?? 'normal', signal, () =>
+        acquireSlot(limiter, signal, maxPauseMs),
+      );
       return Math.max(0, nowMs() - started);
     },
     async pauseAll(ms, pauseOptions = {}) {
@@ -180,10 +222,10 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       if (!(wait > 0)) return;
       // Keep the later of two pauses; a race between two 429s can only pick one of two server answers.
       // The pause is the key's time to live: Redis's clock, not this host's.
-      if ((await pausedForMs()) < wait) await options.redis.set(pauseKey, '1', 'PX', wait);
-      if (pauseOptions.stopPasses === true) await options.redis.set(stopKey, '1', 'PX', wait);
+      if ((await pausedForMs()) < wait) await redis.set(pauseKey, '1', 'PX', wait);
+      if (pauseOptions.stopPasses === true) await redis.set(stopKey, '1', 'PX', wait);
     },
     pausedForMs,
-    passesStoppedForMs: async () => Math.max(0, await options.redis.pttl(stopKey)),
+    passesStoppedForMs: async () => Math.max(0, await redis.pttl(stopKey)),
   };
 }
