@@ -13,7 +13,9 @@ import { withTimeout } from '../status/queue-depths.js';
 import { readOAuth } from '../status/warehouse-figures.js';
 import { migrationProgress } from '../warehouse/migrate.js';
 import type { DB } from '../warehouse/schema.js';
-import type { ApiAnswer, Probe, RedisFindings } from './judge.js';
+import type { Probe } from './check-lines.js';
+import type { ApiAnswer } from './judge.js';
+import type { RedisFindings } from './judge-redis.js';
 import { createTokenStore } from '../warehouse/oauth-tokens.js';
 
 // The I/O behind `doctor`: each probe asks one thing, bounded in time, and returns what it saw

@@ -3,22 +3,20 @@ import { knownSecrets, scrubSecrets } from '../status/collect-status.js';
 import { describeRedis } from '../redis/settings.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { doctorReport, type CheckResult, type DoctorReport } from './doctor-report.js';
+import type { Probe } from './check-lines.js';
 import {
   judgeApi,
-  judgeClock,
-  judgeEvictionPolicy,
   judgeMigrations,
   judgeOAuth,
   judgePostgres,
-  judgeRedis,
-  judgeRedisFailover,
   judgeScope,
   judgeTopology,
   judgeWebhook,
   type ApiAnswer,
   type OAuthFindings,
-  type Probe,
 } from './judge.js';
+import { judgeClock } from './judge-clock.js';
+import { judgeEvictionPolicy, judgeRedis, judgeRedisFailover } from './judge-redis.js';
 import { probePostgresOffset, probeRedisOffset } from './clock-probes.js';
 import { probeConnectionTopology } from './topology-probe.js';
 import {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Probe } from './judge.js';
+import type { Probe } from './check-lines.js';
 import { withTimeout } from '../status/queue-depths.js';
 
 /** What the connection path to Postgres is, as two client connections can tell. */

@@ -8,20 +8,21 @@ import {
   type CheckResult,
   type CheckStatus,
 } from '../../../src/doctor/doctor-report.js';
+import { clockSkewMs, judgeClock } from '../../../src/doctor/judge-clock.js';
 import {
-  clockSkewMs,
-  describeUrl,
-  judgeApi,
-  judgeClock,
-  judgeTopology,
   judgeEvictionPolicy,
-  judgeMigrations,
-  judgePostgres,
   judgeRedis,
   judgeRedisFailover,
+  parseRedisInfo,
+} from '../../../src/doctor/judge-redis.js';
+import {
+  describeUrl,
+  judgeApi,
+  judgeTopology,
+  judgeMigrations,
+  judgePostgres,
   judgeScope,
   judgeWebhook,
-  parseRedisInfo,
 } from '../../../src/doctor/judge.js';
 
 const info = (fields: Record<string, string>) =>
