@@ -109,137 +109,194 @@ function records(
   };
 }
 
+/** Requests per hour each stream but members (and oauth) would send: their claims on the budget. */
+interface StreamDemands {
+  checkins: number;
+  restaurants: number;
+  challenges: number;
+  locations: number;
+  balance: number;
+  payment_intents: number;
+}
+
+type Interval = ReturnType<typeof cadenceInterval>;
+
 export function projectFreshness(input: PlanInput): FreshnessPlan {
-  const { counts, schedules, pageSize } = input;
+  const { counts, schedules } = input;
   const limitPerHour = input.rateLimitRps * 3600;
   const problems: string[] = [];
-  const pages = (n: number) => Math.max(1, Math.ceil(n / pageSize));
-
-  // The feed: the head of the open window on every pass, new check-ins a page at a time, and one
-  // probe per window of the look-back on its own cadence.
-  const feed =
-    perHour(schedules.checkinsMs) +
-    counts.checkInsPerHour / pageSize +
-    input.lookback.windows * perHour(input.lookback.everyMs);
-  const restaurants = pages(counts.restaurants) * perHour(schedules.restaurantsMs);
-  const challengesPerRestaurant = counts.restaurants === 0 ? 0 : counts.challenges / counts.restaurants;
-  // A restaurant's list on its adaptive cadence, looked for every CHALLENGES_EVERY.
-  const challengesEvery = cadenceInterval(input, 'restaurant.challenges', schedules.challengesMs);
-  const challenges =
-    (counts.restaurants * pages(challengesPerRestaurant) * HOUR_MS) / challengesEvery.everyMs;
-  // A location's full form and open hours on their adaptive cadence, within locationRefreshBudget
-  // (two requests a location) per LOCATIONS_EVERY: stretched alike when that cannot pay for them.
-  const locationKinds = (['location.full', 'location.open_hours'] as const).map((kind) => ({
-    kind,
-    ...cadenceInterval(input, kind, 0),
-  }));
-  const locationsWanted = locationKinds.reduce((sum, k) => sum + (counts.locations * HOUR_MS) / k.everyMs, 0);
-  const locationsBudget = input.locationsPerPass * 2 * perHour(schedules.locationsMs);
-  const locationStretch =
-    locationsWanted > locationsBudget && locationsBudget > 0 ? locationsWanted / locationsBudget : 1;
-  const locations = Math.min(locationsWanted, locationsBudget);
-  if (locationStretch > 1)
-    problems.push(
-      `locations need ${Math.round(locationsWanted).toLocaleString('en-US')} requests/h at their ceilings, locationRefreshBudget per LOCATIONS_EVERY gives ${Math.round(locationsBudget).toLocaleString('en-US')}: they will be read later than their ceilings (shorten LOCATIONS_EVERY or raise the ceilings)`,
-    );
-  const balance = perHour(schedules.balanceMs);
-  const intentsCap = counts.openIntents === 0 ? 0 : limitPerHour * input.intentPollShare;
-
-  // Members: each kind at the interval learned so far (or its ceiling before any read), stretched
-  // evenly when the members' allowance of the one budget (what the feed, the intents and the
-  // snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for it.
-  const wanted = MEMBER_KINDS.map((kind) => ({ kind, ...cadenceInterval(input, kind, 0) }));
-  const wantedPerHour = wanted.reduce((sum, w) => sum + (counts.activeMembers * HOUR_MS) / w.everyMs, 0);
+  const challengeReads = challengeReadsOf(input);
+  const locationReads = locationReadsOf(input);
+  if (locationReads.problem !== null) problems.push(locationReads.problem);
+  const demands: StreamDemands = {
+    checkins: feedRequestsPerHour(input),
+    restaurants: pageCount(input, counts.restaurants) * perHour(schedules.restaurantsMs),
+    challenges: challengeReads.requestsPerHour,
+    locations: locationReads.requestsPerHour,
+    balance: perHour(schedules.balanceMs),
+    payment_intents: counts.openIntents === 0 ? 0 : limitPerHour * input.intentPollShare,
+  };
+  const memberWants = memberWantsOf(input);
   const allocation = allocateBudget({
     limit: limitPerHour,
-    claims: claimsOf(input, {
-      checkins: feed,
-      payment_intents: intentsCap,
-      oauth: 0,
-      members: wantedPerHour,
-      locations,
-      restaurants,
-      challenges,
-      balance,
-    }),
+    claims: claimsOf(input, { ...demands, oauth: 0, members: memberWants.perHour }),
   });
-  const memberBudget = allocation.find((row) => row.stream === 'members')?.allowance ?? 0;
-  const stretch = wantedPerHour > memberBudget && memberBudget > 0 ? wantedPerHour / memberBudget : 1;
-  const memberRecords = wanted.map((w) =>
-    records(w.kind, counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
-  );
-  const members = memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0);
-  if (stretch > 1)
-    problems.push(
-      `members need ${Math.round(wantedPerHour).toLocaleString('en-US')} requests/h at their ceilings, the budget leaves them ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`,
-    );
-
-  const streams: StreamProjection[] = [
-    {
-      stream: 'checkins',
-      requestsPerHour: feed,
-      basis: 'one page per pass + new check-ins / page size + look-back probes',
-    },
-    { stream: 'restaurants', requestsPerHour: restaurants, basis: 'every page per RESTAURANTS_EVERY' },
-    {
-      stream: 'challenges',
-      requestsPerHour: challenges,
-      basis: 'one list per restaurant, on its adaptive cadence',
-    },
-    {
-      stream: 'locations',
-      requestsPerHour: locations,
-      basis: 'due full forms and open hours, on their adaptive cadence, within the pass budget',
-    },
-    { stream: 'balance', requestsPerHour: balance, basis: 'one read per BALANCE_EVERY' },
-    {
-      stream: 'payment_intents',
-      requestsPerHour: intentsCap,
-      basis: 'INTENT_POLL_SHARE of the limit while intents are open (their floor)',
-    },
-    { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
-  ];
+  const memberReads = memberReadsWithin(input, memberWants, allocation);
+  if (memberReads.problem !== null) problems.push(memberReads.problem);
+  const streams = streamProjections(demands, memberReads.requestsPerHour);
   const total = streams.reduce((sum, s) => sum + s.requestsPerHour, 0);
   if (total > limitPerHour)
     problems.push(
       `the streams would need ${Math.round(total).toLocaleString('en-US')} requests/h, the limit is ${Math.round(limitPerHour).toLocaleString('en-US')}: the shared limiter will make passes wait`,
     );
+  return {
+    limitPerHour,
+    streams: streams.map((s) => ({ ...s, requestsPerHour: Math.round(s.requestsPerHour) })),
+    records: recordProjections(input, demands, challengeReads, locationReads, memberReads.records),
+    totalRequestsPerHour: Math.round(total),
+    budget: allocation.map((row) => budgetRow(row, input.requestsLastHour)),
+    problems,
+  };
+}
+
+const pageCount = (input: PlanInput, n: number) => Math.max(1, Math.ceil(n / input.pageSize));
+
+/**
+ * The feed: the head of the open window on every pass, new check-ins a page at a time, and one
+ * probe per window of the look-back on its own cadence.
+ */
+function feedRequestsPerHour(input: PlanInput): number {
+  return (
+    perHour(input.schedules.checkinsMs) +
+    input.counts.checkInsPerHour / input.pageSize +
+    input.lookback.windows * perHour(input.lookback.everyMs)
+  );
+}
+
+/** A restaurant's list on its adaptive cadence, looked for every CHALLENGES_EVERY. */
+function challengeReadsOf(input: PlanInput): { interval: Interval; requestsPerHour: number } {
+  const { counts } = input;
+  const challengesPerRestaurant = counts.restaurants === 0 ? 0 : counts.challenges / counts.restaurants;
+  const interval = cadenceInterval(input, 'restaurant.challenges', input.schedules.challengesMs);
+  return {
+    interval,
+    requestsPerHour:
+      (counts.restaurants * pageCount(input, challengesPerRestaurant) * HOUR_MS) / interval.everyMs,
+  };
+}
+
+/**
+ * A location's full form and open hours on their adaptive cadence, within locationRefreshBudget
+ * (two requests a location) per LOCATIONS_EVERY: stretched alike when that cannot pay for them.
+ */
+function locationReadsOf(input: PlanInput) {
+  const kinds = (['location.full', 'location.open_hours'] as const).map((kind) => ({
+    kind,
+    ...cadenceInterval(input, kind, 0),
+  }));
+  const wanted = kinds.reduce((sum, k) => sum + (input.counts.locations * HOUR_MS) / k.everyMs, 0);
+  const budget = input.locationsPerPass * 2 * perHour(input.schedules.locationsMs);
+  const stretch = wanted > budget && budget > 0 ? wanted / budget : 1;
+  return {
+    kinds,
+    stretch,
+    requestsPerHour: Math.min(wanted, budget),
+    problem:
+      stretch > 1
+        ? `locations need ${Math.round(wanted).toLocaleString('en-US')} requests/h at their ceilings, locationRefreshBudget per LOCATIONS_EVERY gives ${Math.round(budget).toLocaleString('en-US')}: they will be read later than their ceilings (shorten LOCATIONS_EVERY or raise the ceilings)`
+        : null,
+  };
+}
+
+/** Members: each kind at the interval learned so far (or its ceiling before any read). */
+function memberWantsOf(input: PlanInput) {
+  const kinds = MEMBER_KINDS.map((kind) => ({ kind, ...cadenceInterval(input, kind, 0) }));
+  const perHourWanted = kinds.reduce((sum, w) => sum + (input.counts.activeMembers * HOUR_MS) / w.everyMs, 0);
+  return { kinds, perHour: perHourWanted };
+}
+
+/**
+ * The member kinds stretched evenly when the members' allowance of the one budget (what the feed,
+ * the intents and the snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for them.
+ */
+function memberReadsWithin(
+  input: PlanInput,
+  wants: ReturnType<typeof memberWantsOf>,
+  allocation: StreamAllowance[],
+): { records: RecordProjection[]; requestsPerHour: number; problem: string | null } {
+  const memberBudget = allocation.find((row) => row.stream === 'members')?.allowance ?? 0;
+  const stretch = wants.perHour > memberBudget && memberBudget > 0 ? wants.perHour / memberBudget : 1;
+  const memberRecords = wants.kinds.map((w) =>
+    records(w.kind, input.counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
+  );
+  return {
+    records: memberRecords,
+    requestsPerHour: memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0),
+    problem:
+      stretch > 1
+        ? `members need ${Math.round(wants.perHour).toLocaleString('en-US')} requests/h at their ceilings, the budget leaves them ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`
+        : null,
+  };
+}
+
+function streamProjections(demands: StreamDemands, members: number): StreamProjection[] {
+  return [
+    {
+      stream: 'checkins',
+      requestsPerHour: demands.checkins,
+      basis: 'one page per pass + new check-ins / page size + look-back probes',
+    },
+    {
+      stream: 'restaurants',
+      requestsPerHour: demands.restaurants,
+      basis: 'every page per RESTAURANTS_EVERY',
+    },
+    {
+      stream: 'challenges',
+      requestsPerHour: demands.challenges,
+      basis: 'one list per restaurant, on its adaptive cadence',
+    },
+    {
+      stream: 'locations',
+      requestsPerHour: demands.locations,
+      basis: 'due full forms and open hours, on their adaptive cadence, within the pass budget',
+    },
+    { stream: 'balance', requestsPerHour: demands.balance, basis: 'one read per BALANCE_EVERY' },
+    {
+      stream: 'payment_intents',
+      requestsPerHour: demands.payment_intents,
+      basis: 'INTENT_POLL_SHARE of the limit while intents are open (their floor)',
+    },
+    { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
+  ];
+}
+
+function recordProjections(
+  input: PlanInput,
+  demands: StreamDemands,
+  challengeReads: ReturnType<typeof challengeReadsOf>,
+  locationReads: ReturnType<typeof locationReadsOf>,
+  memberRecords: RecordProjection[],
+): RecordProjection[] {
+  const { counts, schedules } = input;
+  const { interval } = challengeReads;
+  const { stretch } = locationReads;
   // Snapshots are read on their streams' fixed schedules: the stream's requests are the kind's.
   const snapshot = (kind: string, count: number, everyMs: number | null, requestsPerHour: number) => ({
     ...records(kind, count, everyMs, 0, 'schedule'),
     requestsPerHour,
   });
-  const rows: RecordProjection[] = [
-    snapshot('restaurant', counts.restaurants, schedules.restaurantsMs, restaurants),
+  return [
+    snapshot('restaurant', counts.restaurants, schedules.restaurantsMs, demands.restaurants),
     {
-      ...records(
-        'restaurant.challenges',
-        counts.restaurants,
-        challengesEvery.everyMs,
-        0,
-        challengesEvery.setBy,
-      ),
-      requestsPerHour: challenges,
+      ...records('restaurant.challenges', counts.restaurants, interval.everyMs, 0, interval.setBy),
+      requestsPerHour: demands.challenges,
     },
-    ...locationKinds.map((k) =>
-      records(
-        k.kind,
-        counts.locations,
-        k.everyMs * locationStretch,
-        1,
-        locationStretch > 1 ? 'budget' : k.setBy,
-      ),
+    ...locationReads.kinds.map((k) =>
+      records(k.kind, counts.locations, k.everyMs * stretch, 1, stretch > 1 ? 'budget' : k.setBy),
     ),
     ...memberRecords,
   ].map((row) => ({ ...row, requestsPerHour: Math.round(row.requestsPerHour) }));
-  return {
-    limitPerHour,
-    streams: streams.map((s) => ({ ...s, requestsPerHour: Math.round(s.requestsPerHour) })),
-    records: rows,
-    totalRequestsPerHour: Math.round(total),
-    budget: allocation.map((row) => budgetRow(row, input.requestsLastHour)),
-    problems,
-  };
 }
 
 /** A kind's interval: learned so far (or its ceiling before any read), never below `passEveryMs`. */
