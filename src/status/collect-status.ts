@@ -37,63 +37,38 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const CHART_HOURS = 24;
 
+/** Awaits every promise of `reads` at once (as Promise.all does), keeping their names. */
+async function inParallel<T extends Record<string, unknown>>(reads: {
+  [K in keyof T]: Promise<T[K]>;
+}): Promise<T> {
+  const entries = await Promise.all(
+    Object.entries(reads).map(async ([name, read]) => [name, await (read as Promise<unknown>)] as const),
+  );
+  return Object.fromEntries(entries) as T;
+}
+
 /** Every figure of the report, read in parallel from Postgres (and Redis when given). */
-async function readStatusFigures(sources: StatusSources, now: Date, buckets: number[]) {
+function readStatusFigures(sources: StatusSources, now: Date, buckets: number[]) {
   const { db, redis, config, clock } = sources;
   const dayAgo = new Date(now.getTime() - DAY_MS);
-  const [
-    checkins,
-    windows,
-    queues,
-    workers,
-    lastRuns,
-    hourly,
-    failedPasses,
-    intents,
-    alerts,
-    rejected,
-    oauth,
-    schemaDrift,
-    retention,
-    kinds,
-    requestsLastHour,
-    budget,
-  ] = await Promise.all([
-    readCheckinsProgress(db, now),
-    readWindows(db),
-    readQueueDepths(redis, config.redisPrefix),
-    readWorkers(redis, config.redisPrefix, now.getTime()),
-    readLastRuns(db, STREAM_NAMES),
-    readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
-    readFailedPasses(db, STREAM_NAMES, dayAgo),
-    readIntents(db),
-    readAlerts(db),
-    readRejected(db, dayAgo),
-    readOAuth(db, config.oauth !== undefined),
-    listSchemaDrift(db),
-    readRetentionSummary(db),
-    readFreshness(db, now, (kind) => config.freshness.cadences[kind].ceilingMs / 1000),
-    readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
-    readBudget({ db, redis, config, clock }),
-  ]);
-  return {
-    checkins,
-    windows,
-    queues,
-    workers,
-    lastRuns,
-    hourly,
-    failedPasses,
-    intents,
-    alerts,
-    rejected,
-    oauth,
-    schemaDrift,
-    retention,
-    kinds,
-    requestsLastHour,
-    budget,
-  };
+  return inParallel({
+    checkins: readCheckinsProgress(db, now),
+    windows: readWindows(db),
+    queues: readQueueDepths(redis, config.redisPrefix),
+    workers: readWorkers(redis, config.redisPrefix, now.getTime()),
+    lastRuns: readLastRuns(db, STREAM_NAMES),
+    hourly: readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
+    failedPasses: readFailedPasses(db, STREAM_NAMES, dayAgo),
+    intents: readIntents(db),
+    alerts: readAlerts(db),
+    rejected: readRejected(db, dayAgo),
+    oauth: readOAuth(db, config.oauth !== undefined),
+    schemaDrift: listSchemaDrift(db),
+    retention: readRetentionSummary(db),
+    kinds: readFreshness(db, now, (kind) => config.freshness.cadences[kind].ceilingMs / 1000),
+    requestsLastHour: readRequestsSince(db, STREAM_NAMES, new Date(now.getTime() - HOUR_MS)),
+    budget: readBudget({ db, redis, config, clock }),
+  });
 }
 
 /** Each stream's schedule: its interval, its latest run and success, and when it is next due. */
