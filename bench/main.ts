@@ -8,7 +8,14 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['checkins.ts', 'rate-limit.ts', 'alert-latency.ts', 'scale.ts', 'freshness.ts'] as const;
+const BENCHES = [
+  'checkins.ts',
+  'rate-limit.ts',
+  'alert-latency.ts',
+  'scale.ts',
+  'freshness.ts',
+  'full-world.ts',
+] as const;
 // Arguments a bench gets in `npm run bench` without --full: the scale bench's own default (5 M
 // rows) takes too long beside the others.
 const QUICK_ARGS: Partial<Record<(typeof BENCHES)[number], string[]>> = { 'scale.ts': ['--rows', '1000000'] };

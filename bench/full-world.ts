@@ -1,0 +1,359 @@
+// The full world at real time (issue 32): the feed's lag, paid-alert latency, 429s, requests per
+// hour per stream and the adaptive reads' unchanged share, with every stream running at once.
+//   node --import tsx bench/full-world.ts [--full] [--minutes N] [--members N] [--pay N]
+// Default: 1,000 members connected, 5 minutes measured (about 8 minutes in all); --full: all
+// 10,000 members (their first reads take about 17 minutes of setup on this machine), 15 minutes.
+//
+// Method (BENCHMARKS.md, "Full world"): the simulator runs in this process with the production
+// world (5,000 restaurants, 20,000 locations, 10,000 challenges, 10,000 members, 1,000 open
+// intents), its change model on (2,000 feed check-ins an hour, intents opened and settled, members
+// dining, …) and time scale 1. Setup, outside the measurement: `--members` members connected
+// (their refresh tokens exchanged at the token endpoint) and one pass of every stream with the
+// limit lifted, on a Redis prefix of its own (so neither the measured limiter nor its ledger sees
+// them), then every adaptive read's time moved back by a random part of its interval (a steady
+// state). Measured: two in-process workers (startWorker, JOB_SET) at SVC_RATE_LIMIT_RPS=10 with the
+// default shares, on their own database and Redis prefix, for `--minutes`, with an alert receiver;
+// the simulator's token bucket set to 10 rps (per credential) so an excess shows as 429s. The bench
+// pays `--pay` intents (open, their full form already read) at random moments.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JOB_SET } from '../jobs/registry.js';
+import { loadConfig, secretValues } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { createRedisClient } from '../src/redis/connection.js';
+import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
+import { PRODUCTION_WORLD_SIZE, startSimulator, type RunningSimulator } from '../src/simulator/index.js';
+import { startWorker, type RunningWorker } from '../src/worker/worker.js';
+import { createBenchDatabase } from './lib/bench-database.js';
+import {
+  busiestSecond,
+  collectRequests,
+  feedCheckInsCreated,
+  feedLags,
+  ledgerSpend,
+  percentile,
+  readTotals,
+  startAlertReceiver,
+  passesByStream,
+  syncRunRequests,
+  type LoggedRequest,
+  type ReadTotals,
+} from './lib/full-world-measure.js';
+import { connectMembers, markLocationsRead, spreadReads, warmUp } from './lib/full-world-setup.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../src/warehouse/schema.js';
+
+const PG = 'postgres://postgres@127.0.0.1:5432/postgres';
+const MIN = 60_000;
+const RATE_LIMIT_RPS = 10;
+/** The feed's world: 2,000 check-ins an hour (issue 32), one day of history. */
+const FEED_PER_DAY = 48_000;
+/** Schedules shortened so that an adaptive stream runs several passes within the run. */
+const SHORTENED = { MEMBERS_EVERY: '2m', CHALLENGES_EVERY: '5m', LOCATIONS_EVERY: '5m' };
+/** Check-ins created this close to the end are left out of the feed's lag: they had no time to arrive. */
+const FEED_TAIL_MS = 3 * MIN;
+/** Members connected by default: their first reads are the setup's slowest part (~10 members/s). */
+const DEFAULT_MEMBERS = 1_000;
+const GOALS = { feedLagSeconds: 120, paidAlertP95Seconds: 3, responses429: 0 };
+
+function argument(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  const value = at > 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!(value > 0)) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+function envFor(options: {
+  sim: RunningSimulator;
+  databaseUrl: string;
+  prefix: string;
+  encryptionKey: string;
+  webhook: { url: string; secret: string };
+  checkinsFrom: Date;
+}): Record<string, string> {
+  const { sim } = options;
+  return {
+    DATABASE_URL: options.databaseUrl,
+    REDIS_PREFIX: options.prefix,
+    SVC_API_BASE_URL: sim.baseUrl,
+    SVC_API_KEY: sim.credentials.apiKey,
+    SVC_OAUTH_CLIENT_ID: sim.credentials.clientId,
+    SVC_OAUTH_CLIENT_SECRET: sim.credentials.clientSecret,
+    SVC_OAUTH_REFRESH_TOKEN: sim.credentials.refreshToken,
+    TOKEN_ENCRYPTION_KEY: options.encryptionKey,
+    SVC_RATE_LIMIT_RPS: String(RATE_LIMIT_RPS),
+    ALERT_WEBHOOK_URL: options.webhook.url,
+    ALERT_WEBHOOK_SECRET: options.webhook.secret,
+    CHECKINS_START_AT: options.checkinsFrom.toISOString(),
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'error',
+    ...SHORTENED,
+  };
+}
+
+interface Payments {
+  paidAt: Map<string, number>;
+  failed: number;
+}
+
+/** Pays `count` intents at uniformly random moments of [0, windowMs): open ones whose full form the warehouse holds. */
+async function payAtRandom(
+  sim: RunningSimulator,
+  db: Kysely<DB>,
+  count: number,
+  windowMs: number,
+): Promise<Payments> {
+  const payments: Payments = { paidAt: new Map(), failed: 0 };
+  const moments = Array.from({ length: count }, () => Math.random() * windowMs).sort((a, b) => a - b);
+  const started = Date.now();
+  for (const moment of moments) {
+    await sleep(Math.max(0, started + moment - Date.now()));
+    const candidates = await db
+      .selectFrom('rewards.payment_intents')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('payer_account_balance_id', 'is not', null)
+      .execute();
+    let paid = false;
+    for (const { id } of candidates.sort(() => Math.random() - 0.5).slice(0, 20)) {
+      if (payments.paidAt.has(id) || sim.control.intents.get(id).status !== 'pending') continue;
+      try {
+        const intent = sim.control.intents.pay(id);
+        payments.paidAt.set(id, Date.parse(intent.paid_at ?? new Date().toISOString()));
+        paid = intent.status === 'paid';
+        if (paid) break;
+        payments.paidAt.delete(id);
+      } catch {
+        // A wallet that cannot pay: try another.
+      }
+    }
+    if (!paid) payments.failed++;
+  }
+  return payments;
+}
+
+function unchangedShares(before: ReadTotals, after: ReadTotals) {
+  const perKind: Record<string, { reads: number; unchanged: number; unchangedShare: number | null }> = {};
+  let reads = 0;
+  let unchanged = 0;
+  for (const [kind, end] of after) {
+    const start = before.get(kind) ?? { reads: 0, unchanged: 0, records: 0 };
+    const r = end.reads - start.reads;
+    const u = end.unchanged - start.unchanged;
+    perKind[kind] = { reads: r, unchanged: u, unchangedShare: r === 0 ? null : u / r };
+    reads += r;
+    unchanged += u;
+  }
+  return { perKind, share: reads === 0 ? null : unchanged / reads, reads };
+}
+
+async function measure(input: {
+  sim: RunningSimulator;
+  db: Kysely<DB>;
+  start: Date;
+  end: Date;
+  requests: LoggedRequest[];
+  spend: Record<string, number>;
+  reads: ReturnType<typeof unchangedShares>;
+  paid: Payments;
+  received: Map<string, number>;
+}) {
+  const { start, end } = input;
+  const hours = (end.getTime() - start.getTime()) / 3_600_000;
+  const feedTo = new Date(end.getTime() - FEED_TAIL_MS);
+  const created = await feedCheckInsCreated(input.sim, start, feedTo);
+  const feed = await feedLags(input.db, created, end.getTime());
+  const latencies: number[] = [];
+  for (const [id, paidAt] of input.paid.paidAt) {
+    const at = input.received.get(id);
+    if (at !== undefined) latencies.push((at - paidAt) / 1000);
+  }
+  const perHour = (counts: Record<string, number>) =>
+    Object.fromEntries(Object.entries(counts).map(([stream, n]) => [stream, Math.round(n / hours)]));
+  const round = (value: number | null, digits = 2) => (value === null ? null : Number(value.toFixed(digits)));
+  const spent = Object.values(input.spend).reduce((sum, n) => sum + n, 0);
+  return {
+    feedLagP95Seconds: round(percentile(feed.lagsSeconds, 95), 1),
+    paidAlertP95Seconds: round(percentile(latencies, 95)),
+    responses429: input.requests.filter((r) => r.status === 429).length,
+    requestsPerHourByStream: perHour(input.spend),
+    unchangedRequestShare: round(input.reads.share, 3),
+    feedLagP50Seconds: round(percentile(feed.lagsSeconds, 50), 1),
+    feedLagMaxSeconds: round(percentile(feed.lagsSeconds, 100), 1),
+    feedCheckIns: created.size,
+    feedCheckInsUnseen: feed.unseen,
+    feedCreatedFrom: start.toISOString(),
+    feedCreatedTo: feedTo.toISOString(),
+    paidAlertP50Seconds: round(percentile(latencies, 50)),
+    paidAlertMaxSeconds: round(percentile(latencies, 100)),
+    paid: input.paid.paidAt.size,
+    paidAlertsReceived: latencies.length,
+    payAttemptsWithoutCandidate: input.paid.failed,
+    requestsSimulatorSaw: input.requests.length,
+    achievedRps: round(input.requests.length / (hours * 3600)),
+    busiestSecond: busiestSecond(input.requests),
+    requestsPerHour: Math.round(spent / hours),
+    syncRunRequestsPerHour: perHour(await syncRunRequests(input.db, start, end)),
+    passes: await passesByStream(input.db, start, end),
+    readsByKind: input.reads.perKind,
+    adaptiveReads: input.reads.reads,
+  };
+}
+
+function printReport(
+  report: Awaited<ReturnType<typeof measure>> & {
+    members: number;
+    minutes: number;
+    setup: { seconds: number };
+  },
+): void {
+  const line = (label: string, value: string, goal = '') =>
+    `${label.padEnd(34)}${value.padStart(18)}  ${goal}\n`;
+  const s = (value: number | null) => (value === null ? '—' : `${value} s`);
+  const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
+  let out = `\nfull world at 10 rps, ${report.members.toLocaleString('en-US')} members connected, ${report.minutes} min real time (setup ${report.setup.seconds} s)\n`;
+  out += line('feed lag p50', s(report.feedLagP50Seconds));
+  out += line(
+    `feed lag p95 (${report.feedCheckIns} check-ins)`,
+    s(report.feedLagP95Seconds),
+    `goal <= ${GOALS.feedLagSeconds} s: ${verdict((report.feedLagP95Seconds ?? Infinity) <= GOALS.feedLagSeconds)}`,
+  );
+  out += line('feed lag max / unseen', `${s(report.feedLagMaxSeconds)} / ${report.feedCheckInsUnseen}`);
+  out += line('paid alert p50', s(report.paidAlertP50Seconds));
+  out += line(
+    `paid alert p95 (${report.paidAlertsReceived}/${report.paid} received)`,
+    s(report.paidAlertP95Seconds),
+    `goal <= ${GOALS.paidAlertP95Seconds} s: ${verdict(report.paidAlertsReceived === report.paid && (report.paidAlertP95Seconds ?? Infinity) <= GOALS.paidAlertP95Seconds)}`,
+  );
+  out += line('paid alert max', s(report.paidAlertMaxSeconds));
+  out += line('429 responses', String(report.responses429), `goal 0: ${verdict(report.responses429 === 0)}`);
+  out += line('requests/s achieved, busiest second', `${report.achievedRps} / ${report.busiestSecond}`);
+  out += line('requests/h (ledger)', String(report.requestsPerHour));
+  for (const [stream, n] of Object.entries(report.requestsPerHourByStream).sort((a, b) => b[1] - a[1]))
+    out += line(`  ${stream}`, String(n), `sync_runs: ${report.syncRunRequestsPerHour[stream] ?? 0}/h`);
+  out += line(
+    'adaptive reads, unchanged share',
+    `${report.adaptiveReads} / ${report.unchangedRequestShare === null ? '—' : `${Math.round(report.unchangedRequestShare * 100)} %`}`,
+  );
+  for (const [kind, r] of Object.entries(report.readsByKind))
+    out += line(
+      `  ${kind}`,
+      `${r.reads} / ${r.unchangedShare === null ? '—' : `${Math.round(r.unchangedShare * 100)} %`}`,
+    );
+  process.stdout.write(out);
+}
+
+async function main(): Promise<void> {
+  const full = process.argv.includes('--full');
+  const minutes = argument('--minutes', full ? 15 : 5);
+  const memberCount = argument('--members', full ? PRODUCTION_WORLD_SIZE.members : DEFAULT_MEMBERS);
+  const payCount = argument('--pay', 60);
+  const setupStarted = performance.now();
+  const sim = await startSimulator({
+    size: PRODUCTION_WORLD_SIZE,
+    changes: true,
+    timeScale: 1,
+    days: 1,
+    checkIns: FEED_PER_DAY,
+  });
+  const database = await createBenchDatabase(PG, 'full_world');
+  const receiver = await startAlertReceiver();
+  const prefix = `bench-full-world-${randomBytes(4).toString('hex')}`;
+  const common = {
+    sim,
+    databaseUrl: database.url,
+    encryptionKey: randomBytes(32).toString('base64'),
+    webhook: receiver,
+    checkinsFrom: new Date(Date.now() - 24 * 3_600_000),
+  };
+  const env = envFor({ ...common, prefix });
+  const config = loadConfig(env);
+  const warmConfig = loadConfig({
+    ...envFor({ ...common, prefix: `${prefix}-warm-up` }),
+    SVC_RATE_LIMIT_RPS: '100000',
+    MEMBER_SYNC_SHARE: '1',
+  });
+  const logger = createLogger({
+    level: 'error',
+    pretty: false,
+    secrets: secretValues(config),
+    destination: process.stderr,
+  });
+  const redis = createRedisClient(config.redis, { role: 'long-lived' });
+  const workers: RunningWorker[] = [];
+  try {
+    let t = performance.now();
+    const connected = await connectMembers(sim, database.db, warmConfig, logger, memberCount);
+    const connectSeconds = (performance.now() - t) / 1000;
+    process.stdout.write(`connected ${connected} members in ${connectSeconds.toFixed(0)} s\n`);
+    t = performance.now();
+    const warm = await warmUp(warmConfig, logger, database.db);
+    const warmSeconds = (performance.now() - t) / 1000;
+    process.stdout.write(`warm-up in ${warmSeconds.toFixed(0)} s: ${JSON.stringify(warm)}\n`);
+    const spread = await spreadReads(database.db);
+    const locationsMarked = await markLocationsRead(database.db);
+    const readsBefore = await readTotals(database.db);
+    const setupSeconds = (performance.now() - setupStarted) / 1000;
+
+    // The measured run.
+    sim.control.faults.set({ rateLimitRps: RATE_LIMIT_RPS });
+    sim.control.requests.clear();
+    const requestLog = collectRequests(sim);
+    const start = new Date();
+    for (let i = 0; i < 2; i++) workers.push(await startWorker({ config, logger, jobs: JOB_SET }));
+    const runMs = minutes * MIN;
+    const payments = payAtRandom(sim, database.db, payCount, Math.max(MIN / 2, runMs - 30_000));
+    await sleep(Math.max(0, start.getTime() + runMs - Date.now()));
+    const end = new Date();
+    const requests = requestLog.stop();
+    // What every process spent and read, taken at the end while the workers still run.
+    const spend = await ledgerSpend(redis, config.redisPrefix, start.getTime(), end.getTime());
+    const readsAfter = await readTotals(database.db);
+    const paid = await payments;
+    // Alerts of the last payments still on their way (a few seconds at most).
+    const waitUntil = Date.now() + 15_000;
+    while ([...paid.paidAt.keys()].some((id) => !receiver.paidReceivedAt.has(id)) && Date.now() < waitUntil)
+      await sleep(250);
+    await Promise.all(workers.splice(0).map((worker) => worker.stop(15_000)));
+    const result = await measure({
+      sim,
+      db: database.db,
+      start,
+      end,
+      requests,
+      spend,
+      reads: unchangedShares(readsBefore, readsAfter),
+      paid,
+      received: receiver.paidReceivedAt,
+    });
+    const report = {
+      ...result,
+      members: connected,
+      minutes,
+      setup: {
+        seconds: Math.round(setupSeconds),
+        connectSeconds: Math.round(connectSeconds),
+        warmSeconds: Math.round(warmSeconds),
+        warmUp: warm,
+        readsSpread: spread,
+        locationsMarked,
+      },
+      shortenedSchedules: SHORTENED,
+      rateLimitRps: RATE_LIMIT_RPS,
+      badSignatures: receiver.badSignatures(),
+    };
+    printReport(report);
+    mkdirSync('.bench', { recursive: true });
+    writeFileSync('.bench/full-world.json', `${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    await Promise.all(workers.map((worker) => worker.stop(5_000)));
+    await deleteKeysWithPrefix(redis, prefix).catch(() => undefined);
+    redis.disconnect();
+    receiver.close();
+    await database.drop();
+    await sim.close();
+  }
+}
+
+await main();
