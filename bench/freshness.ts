@@ -19,7 +19,7 @@
 // counters every process writes to) at each step, scaled the same way, as `rewards-etl plan`
 // projects it for the issue's world (OTHERS_PER_HOUR); the members pass computes its allowance from
 // the ledger as in production. The feed's lag, paid-alert latency and 429s under the whole load are
-// not measured here (null in the JSON; see BENCHMARKS.md).
+// not measured here (null in the JSON): bench/full-world.ts measures them at real time.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createMemberApis } from '../src/api/http-partner-api.js';
@@ -369,7 +369,7 @@ async function main(): Promise<void> {
   };
   writeFileSync(
     '.bench/freshness.json',
-    `${JSON.stringify({ ...summary(adaptive), fixed: summary(fixed), adaptiveFloor: summary(floor), visits2h: summary(visits2h), notMeasured: 'feedLagP95Seconds and paidAlertP95Seconds: only the members stream runs in this bench; the other streams are their spend in the ledger (BENCHMARKS.md)' }, null, 2)}\n`,
+    `${JSON.stringify({ ...summary(adaptive), fixed: summary(fixed), adaptiveFloor: summary(floor), visits2h: summary(visits2h), notMeasured: 'feedLagP95Seconds and paidAlertP95Seconds: only the members stream runs in this bench; the other streams are their spend in the ledger. bench/full-world.ts measures them with every stream running at real time: .bench/full-world.json (BENCHMARKS.md, "Full world")' }, null, 2)}\n`,
   );
 }
 
