@@ -2,7 +2,7 @@
 // hour per stream and the adaptive reads' unchanged share, with every stream running at once.
 //   node --import tsx bench/full-world.ts [--full] [--minutes N] [--members N] [--pay N]
 // Default: 2,000 members connected, 5 minutes measured (about 7 minutes in all); --full: all
-// 10,000 members (their first reads take about 4 minutes of setup on this machine), 10 minutes.
+// 10,000 members (their first reads take about 5 minutes of setup on this machine), 10 minutes.
 //
 // Method (BENCHMARKS.md, "Full world"): the simulator runs in this process with the production
 // world (5,000 restaurants, 20,000 locations, 10,000 challenges, 10,000 members, 1,000 open
@@ -36,6 +36,7 @@ import {
   readTotals,
   startAlertReceiver,
   passesByStream,
+  passTimes,
   syncRunRequests,
   type LoggedRequest,
   type ReadTotals,
@@ -169,9 +170,15 @@ async function measure(input: {
   const created = await feedCheckInsCreated(input.sim, start, feedTo);
   const feed = await feedLags(input.db, created, end.getTime());
   const latencies: number[] = [];
+  // Each payment with its latency, and the passes' times: what a slow alert can be set against.
+  const paidAlerts: Array<{ paidAt: string; seconds: number | null }> = [];
   for (const [id, paidAt] of input.paid.paidAt) {
     const at = input.received.get(id);
     if (at !== undefined) latencies.push((at - paidAt) / 1000);
+    paidAlerts.push({
+      paidAt: new Date(paidAt).toISOString(),
+      seconds: at === undefined ? null : (at - paidAt) / 1000,
+    });
   }
   const perHour = (counts: Record<string, number>) =>
     Object.fromEntries(Object.entries(counts).map(([stream, n]) => [stream, Math.round(n / hours)]));
@@ -201,6 +208,8 @@ async function measure(input: {
     syncRunRequestsPerHour: perHour(await syncRunRequests(input.db, start, end)),
     passes: await passesByStream(input.db, start, end),
     readsByKind: input.reads.perKind,
+    paidAlerts,
+    passTimes: await passTimes(input.db, start, end, ['members', 'challenges', 'locations', 'restaurants']),
     adaptiveReads: input.reads.reads,
   };
 }

@@ -214,3 +214,21 @@ export async function passesByStream(
   for (const row of rows) passes[row.stream] = { ...passes[row.stream], [row.status]: Number(row.n) };
   return passes;
 }
+
+/** Start and end of each pass of `streams` started in [from, to), with its requests. */
+export async function passTimes(db: Kysely<DB>, from: Date, to: Date, streams: string[]) {
+  const rows = await db
+    .selectFrom('rewards.sync_runs')
+    .select(['stream', 'started_at', 'finished_at', 'requests'])
+    .where('started_at', '>=', from)
+    .where('started_at', '<', to)
+    .where('stream', 'in', streams)
+    .orderBy('started_at')
+    .execute();
+  return rows.map((row) => ({
+    stream: row.stream,
+    startedAt: row.started_at.toISOString(),
+    finishedAt: row.finished_at?.toISOString() ?? null,
+    requests: row.requests,
+  }));
+}
