@@ -197,8 +197,9 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
     for (let unsentTries = 0; ; unsentTries++) {
       await refuseWhilePaused(options.limiter, request);
       await options.limiter?.acquire({ priority: 'high', signal });
-      // Accounting only (spend-ledger.ts): a count that cannot be written never holds a refresh back.
-      await options.ledger?.record('oauth').catch(() => undefined);
+      // Accounting only (spend-ledger.ts), not awaited: a count that cannot be written (or waits out a
+      // Redis failover) never holds a refresh back or moves it out of its slot.
+      void options.ledger?.record('oauth').catch(() => undefined);
       const sent = await sendUnlessUnsent(options.transport, { url, body, request, signal });
       if ('unsent' in sent) {
         if (unsentTries < 3) continue;
