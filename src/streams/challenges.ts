@@ -12,7 +12,8 @@ import {
 } from '../warehouse/challenges.js';
 import { liveRestaurantIds } from '../warehouse/restaurants.js';
 import { readStatesOfKind, recordReads } from '../warehouse/record-reads.js';
-import { dueRecordIds, learnedRead } from '../sync/snapshot-read-plan.js';
+import { dueRecordIds } from '../sync/snapshot-read-plan.js';
+import { learnedRead } from '../sync/read-cadence.js';
 import type { ReadState } from '../sync/read-cadence.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { StreamName } from './registry.js';

@@ -6,7 +6,7 @@ import { driftOf } from '../records/parse.js';
 import { DriftTally } from '../records/schema-drift.js';
 import { planLocationReads, type LocationRead } from '../sync/location-read-plan.js';
 import type { ReadState } from '../sync/read-cadence.js';
-import { learnedRead } from '../sync/snapshot-read-plan.js';
+import { learnedRead } from '../sync/read-cadence.js';
 import {
   countLocations,
   locationRefreshStates,

@@ -10,7 +10,7 @@ import {
   withUnreadKinds,
   type MemberKind,
 } from '../sync/member-read-plan.js';
-import { dueReads, firstIntervalSpread, nextReadInterval, type ReadKind } from '../sync/read-cadence.js';
+import { dueReads, learnedRead, type ReadKind } from '../sync/read-cadence.js';
 import { streamAllowance } from './stream-budget.js';
 import {
   activeMemberReadStates,
@@ -174,7 +174,7 @@ async function readPlannedMember(run: PassRun, planned: PassPlan['plan']['reads'
   }
 }
 
-/** What each kind's read teaches the cadence (a visit history read only in part is due at the floor). */
+/** What each kind's read teaches the cadence. */
 async function recordLearnedReads(
   run: PassRun,
   memberId: string,
@@ -183,17 +183,16 @@ async function recordLearnedReads(
 ): Promise<void> {
   const { pass, stats } = run;
   const outcomes = result.kindsRead.map((kind): ReadOutcome => {
-    const previous = pass.stateOf.get(`${kind} ${memberId}`)?.intervalMs ?? null;
-    const unfinished = kind === 'member.visits' && result.checkInsResumePage !== null;
-    const cadence = pass.cadenceOf(kind);
-    return {
+    const learned = learnedRead({
       kind,
       recordId: memberId,
+      previousIntervalMs: pass.stateOf.get(`${kind} ${memberId}`)?.intervalMs ?? null,
       changed: changed(kind),
-      intervalMs: unfinished
-        ? cadence.floorMs
-        : nextReadInterval(previous, changed(kind), cadence, firstIntervalSpread(`${kind} ${memberId}`)),
-    };
+      cadence: pass.cadenceOf(kind),
+    });
+    // A visit history read only in part (resume page set) has more to read: due at the floor.
+    const unfinished = kind === 'member.visits' && result.checkInsResumePage !== null;
+    return unfinished ? { ...learned, intervalMs: pass.cadenceOf(kind).floorMs } : learned;
   });
   await recordReads(run.deps.db, outcomes, run.deps.clock.now());
   stats.kindsRead += outcomes.length;

@@ -1,17 +1,17 @@
-import { dueReads, type Cadence, type DueRead, type ReadKind, type ReadState } from './read-cadence.js';
+import {
+  MEMBER_KINDS,
+  dueReads,
+  type Cadence,
+  type DueRead,
+  type ReadKind,
+  type ReadState,
+} from './read-cadence.js';
 
 // Which members a members pass reads, and which of their records, within the pass's budget of
 // requests (docs/freshness.md). Pure: the stream loads the read states and follows the plan.
 
-/** The member kinds, in the order a member's reads are made. */
-export const MEMBER_KINDS = [
-  'member.profile',
-  'member.status',
-  'member.wallets',
-  'member.tags',
-  'member.visits',
-  'member.memberships',
-] as const satisfies readonly ReadKind[];
+/** The member kinds (read-cadence.ts lists them once, in the order a member's reads are made). */
+export { MEMBER_KINDS };
 export type MemberKind = (typeof MEMBER_KINDS)[number];
 
 export function isMemberKind(kind: ReadKind): kind is MemberKind {

@@ -4,17 +4,22 @@
 // most overdue, then to the recently active. Pure: the members, challenges and locations
 // streams and the status read call it.
 
-/**
- * The kinds of record read on an adaptive cadence (the simulator's truth kinds use the same names,
- * except `location.full`: its `location`).
- */
-export const READ_KINDS = [
+/** A member's kinds, in the order a member's reads are made. */
+export const MEMBER_KINDS = [
   'member.profile',
   'member.status',
   'member.wallets',
   'member.tags',
   'member.visits',
   'member.memberships',
+] as const;
+
+/**
+ * The kinds of record read on an adaptive cadence (the simulator's truth kinds use the same names,
+ * except `location.full`: its `location`).
+ */
+export const READ_KINDS = [
+  ...MEMBER_KINDS,
   'restaurant.challenges',
   'location.full',
   'location.open_hours',
@@ -79,6 +84,23 @@ export function nextReadInterval(
   if (previousMs === null || !(previousMs > 0))
     return clampInterval(initialInterval(cadence) * Math.min(1, Math.max(0.5, spread)), cadence);
   return clampInterval(previousMs * (changed ? SOONER_AFTER_CHANGE : LATER_AFTER_NO_CHANGE), cadence);
+}
+
+/** The read to record for one record: the interval learned from whether this read found a change. */
+export function learnedRead(input: {
+  kind: ReadKind;
+  recordId: string;
+  previousIntervalMs: number | null;
+  changed: boolean;
+  cadence: Cadence;
+}) {
+  const spread = firstIntervalSpread(`${input.kind} ${input.recordId}`);
+  return {
+    kind: input.kind,
+    recordId: input.recordId,
+    changed: input.changed,
+    intervalMs: nextReadInterval(input.previousIntervalMs, input.changed, input.cadence, spread),
+  };
 }
 
 /** What the warehouse knows of one record's reads (rewards.record_reads). */

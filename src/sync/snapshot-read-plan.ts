@@ -1,11 +1,4 @@
-import {
-  dueReads,
-  firstIntervalSpread,
-  nextReadInterval,
-  type Cadence,
-  type ReadKind,
-  type ReadState,
-} from './read-cadence.js';
+import { dueReads, type Cadence, type ReadKind, type ReadState } from './read-cadence.js';
 
 // Which snapshot records a pass reads on the adaptive cadence (docs/freshness.md), and what it
 // learns from the reads. Pure: the challenges stream loads the read states and follows the plan.
@@ -38,21 +31,4 @@ export function dueRecordIds(input: {
   return dueReads([...unread, ...known], input.nowMs, () => input.cadence, input.untilNextPassMs).map(
     (due) => due.recordId,
   );
-}
-
-/** The read to record for one record: the interval learned from whether this read found a change. */
-export function learnedRead(input: {
-  kind: ReadKind;
-  recordId: string;
-  previousIntervalMs: number | null;
-  changed: boolean;
-  cadence: Cadence;
-}) {
-  const spread = firstIntervalSpread(`${input.kind} ${input.recordId}`);
-  return {
-    kind: input.kind,
-    recordId: input.recordId,
-    changed: input.changed,
-    intervalMs: nextReadInterval(input.previousIntervalMs, input.changed, input.cadence, spread),
-  };
 }

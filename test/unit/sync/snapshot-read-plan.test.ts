@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Cadence, ReadState } from '../../../src/sync/read-cadence.js';
-import { dueRecordIds, learnedRead } from '../../../src/sync/snapshot-read-plan.js';
+import { learnedRead } from '../../../src/sync/read-cadence.js';
+import { dueRecordIds } from '../../../src/sync/snapshot-read-plan.js';
 
 const HOUR = 3_600_000;
 const now = 100 * HOUR;
