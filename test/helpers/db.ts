@@ -26,7 +26,7 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
     db,
     async drop() {
       await db.destroy();
-      await adminQuery(`drop database if exists ${name} with (force)`);
+      await dropDatabase(name);
     },
   };
 }
@@ -37,8 +37,31 @@ export function freshDatabaseUrl(label = 'fresh'): { name: string; url: string; 
   return {
     name,
     url: databaseUrl(name),
-    drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+    drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * Drops a test database once the sessions its pools just closed are gone (up to 2 s), then with
+ * FORCE. A pool's end() resolves before its clients' sockets close; forcing the drop at that
+ * moment hands a closing client a FATAL it reports as an uncaught error.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    for (let waited = 0; waited < 2_000; waited += 50) {
+      const { rows } = await client.query<{ n: string }>(
+        'select count(*) as n from pg_stat_activity where datname = $1',
+        [name],
+      );
+      if (Number(rows[0]?.n ?? 0) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await client.end();
+  }
+  await adminQuery(`drop database if exists ${name} with (force)`);
 }
 
 async function adminQuery(text: string): Promise<void> {
