@@ -35,6 +35,7 @@ import {
 } from '../records/index.js';
 import { createSharedRateLimiter, type SharedRateLimiter } from './shared-rate-limiter.js';
 import { createSpendLedger } from './spend-ledger.js';
+import type { BudgetStream } from '../sync/budget-allocation.js';
 
 export interface HttpPartnerApiOptions {
   requester: ApiRequester;
@@ -168,8 +169,15 @@ function sharedApiPieces(options: CreatePartnerApiOptions) {
     prefix: config.redisPrefix,
     ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
   });
-  const tokenEndpointFor = (oauth: OAuthConfig) =>
-    createTokenEndpoint({ oauth, transport, limiter, ledger, retryAfterMaxMs: config.api.retryAfterMaxMs });
+  const tokenEndpointFor = (oauth: OAuthConfig, spendsOn: BudgetStream = 'oauth') =>
+    createTokenEndpoint({
+      oauth,
+      transport,
+      limiter,
+      ledger,
+      spendsOn,
+      retryAfterMaxMs: config.api.retryAfterMaxMs,
+    });
   const requesterWith = (tokens: OAuthTokenManager | undefined) =>
     createApiRequester({
       baseUrl,
@@ -218,8 +226,11 @@ export function createPartnerApi(options: CreatePartnerApiOptions): PartnerApi {
 
 /** Partner-API clients for connected members: one transport and shared limiter, a token row each. */
 export interface MemberApis {
-  /** A client whose bearer routes use the member's own tokens (row `member:<id>`). */
-  forMember(memberId: string): PartnerApi;
+  /**
+   * A client whose bearer routes use the member's own tokens (row `member:<id>`); `onRefreshed`
+   * runs after each refresh of them is committed (the members pass counts it as a request).
+   */
+  forMember(memberId: string, hooks?: { onRefreshed?: () => void }): PartnerApi;
   /** The token endpoint, for `members connect` and `members import`. */
   tokenEndpoint: TokenEndpoint;
   close(): Promise<void>;
@@ -230,10 +241,11 @@ export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
   const oauth = config.oauth;
   if (oauth === undefined) throw new Error('member connections need SVC_OAUTH_CLIENT_ID and its settings');
   const { logger, metrics, transport, tokenEndpointFor, requesterWith } = sharedApiPieces(options);
-  const tokenEndpoint = tokenEndpointFor(oauth);
+  // A member's refresh is spent as part of reading that member (docs/rate-limit.md, "One budget").
+  const tokenEndpoint = tokenEndpointFor(oauth, 'members');
   return {
     tokenEndpoint,
-    forMember(memberId) {
+    forMember(memberId, hooks = {}) {
       const tokens = new OAuthTokenManager({
         store: tokenStore,
         endpoint: tokenEndpoint,
@@ -241,6 +253,7 @@ export function createMemberApis(options: CreatePartnerApiOptions): MemberApis {
         rowId: memberTokenRow(memberId),
         logger: logger.child({ memberId }),
         metrics,
+        afterRefreshCommitted: hooks.onRefreshed,
         ...(options.nowMs === undefined ? {} : { nowMs: options.nowMs }),
       });
       return createHttpPartnerApi({ requester: requesterWith(tokens), pageSize: config.api.pageSize });

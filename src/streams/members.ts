@@ -24,7 +24,9 @@ import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 import type { StreamName } from './registry.js';
 import { syncMember, type MemberSyncResult } from './member-sync.js';
-import { createTokenStore } from '../warehouse/oauth-tokens.js';
+import { createTokenStore, memberAccessTokenExpiries } from '../warehouse/oauth-tokens.js';
+import { memberTokenRow } from '../api/oauth/member-connection.js';
+import { refreshCost } from '../sync/member-token-refresh.js';
 
 const STREAM = 'members' satisfies StreamName;
 /** A member costs at least one request per kind it reads; the budget never drops below a whole member. */
@@ -103,7 +105,9 @@ function emptyStats() {
     kindsChanged: 0,
     needsReauth: 0,
     failed: 0,
+    /** Every request of the pass, the members' token refreshes included. */
     requests: 0,
+    tokenRefreshes: 0,
     rejected: 0,
   };
 }
@@ -132,13 +136,26 @@ async function planPass(deps: StreamDeps<PartnerApi>, options: MembersPassOption
   // A re-sync reads every kind of every active member: planned as if everything were due.
   const nowMs = options.fromTheTop === true ? Number.MAX_SAFE_INTEGER : clock.now().getTime();
   const due = dueReads(states, nowMs, cadenceOf, config.schedules.membersMs);
-  // A visits read that finds a new visit reads the memberships too: ask for those follow-ups as well.
-  const demand = due.length + due.filter((read) => read.kind === 'member.visits').length;
+  const refreshCostOf = await tokenRefreshCosts(deps);
+  // A visits read that finds a new visit reads the memberships too, and a member whose access token
+  // ran out needs a refresh first: ask for those requests as well.
+  const dueMembers = new Set(due.map((read) => read.recordId));
+  const demand =
+    due.length +
+    due.filter((read) => read.kind === 'member.visits').length +
+    [...dueMembers].reduce((sum, memberId) => sum + refreshCostOf(memberId), 0);
   const share = options.fromTheTop === true ? undefined : await membersAllowance(deps, demand);
   const budget = share === undefined ? Number.POSITIVE_INFINITY : share.budget;
-  const plan = planMemberReads({ states, nowMs, cadenceOf, budget, due });
+  const plan = planMemberReads({ states, nowMs, cadenceOf, budget, due, refreshCostOf });
   const stateOf = new Map(states.map((state) => [`${state.kind} ${state.recordId}`, state]));
   return { connections: candidates.length, byMember, cadenceOf, share, budget, plan, stateOf };
+}
+
+/** What each member's token refresh would cost now, counted against the members' budget. */
+async function tokenRefreshCosts(deps: StreamDeps<PartnerApi>): Promise<(memberId: string) => number> {
+  const expiries = await memberAccessTokenExpiries(deps.db);
+  const nowMs = deps.clock.now().getTime();
+  return (memberId) => refreshCost(expiries.get(memberTokenRow(memberId))?.getTime() ?? null, nowMs);
 }
 
 /** One planned member: synced within what is left of the budget, or skipped when it no longer fits. */
@@ -146,20 +163,24 @@ async function readPlannedMember(run: PassRun, planned: PassPlan['plan']['reads'
   const { deps, pass, stats } = run;
   const connection = pass.byMember.get(planned.memberId);
   if (connection === undefined) return;
-  // The plan counted one request per kind; extra pages of visits spent some of it already.
-  if (stats.requests + planned.kinds.length > pass.budget) {
+  // The plan counted one request per kind (and the refresh); extra pages of visits spent some already.
+  if (stats.requests + planned.kinds.length + planned.refreshCost > pass.budget) {
     stats.skippedForBudget++;
     return;
   }
+  const countRefresh = () => {
+    stats.requests++;
+    stats.tokenRefreshes++;
+  };
   try {
     const before = await memberRecordFingerprints(deps.db, connection.memberId);
     const result = await syncMember(
       deps,
-      run.apis.forMember(connection.memberId),
+      run.apis.forMember(connection.memberId, { onRefreshed: countRefresh }),
       connection,
       planned.kinds,
       {
-        requestsLeft: pass.budget - stats.requests,
+        requestsLeft: pass.budget - stats.requests - planned.refreshCost,
         spend: () => stats.requests++,
         fromTheTop: run.fromTheTop,
       },

@@ -5,8 +5,9 @@
 
 /**
  * What the ledger counts requests against, in priority order: the feed's forward paging and the
- * payment intents (whose by-id reads raise the paid alerts) first, then token refreshes, then
- * members, then the snapshots. The route families map onto these (src/api/credential-routing.ts).
+ * payment intents (whose by-id reads raise the paid alerts) first, then the app's own token refreshes, then
+ * members (their token refreshes included), then the snapshots. The route families map onto these
+ * (src/api/credential-routing.ts).
  */
 export const BUDGET_STREAMS = [
   'checkins',

@@ -6,6 +6,7 @@ import {
   type StreamAllowance,
 } from './budget-allocation.js';
 import { MEMBER_KINDS } from './member-read-plan.js';
+import { refreshesPerHour } from './member-token-refresh.js';
 import type { Cadence, ReadKind } from './read-cadence.js';
 
 // `rewards-etl plan` (docs/freshness.md): what the rate limit buys, projected before anything runs
@@ -208,16 +209,30 @@ function locationReadsOf(input: PlanInput) {
   };
 }
 
-/** Members: each kind at the interval learned so far (or its ceiling before any read). */
+/**
+ * Members: each kind at the interval learned so far (or its ceiling before any read), and the token
+ * refreshes of members read that often (a member is read as often as its most frequent kind).
+ */
 function memberWantsOf(input: PlanInput) {
   const kinds = MEMBER_KINDS.map((kind) => ({ kind, ...cadenceInterval(input, kind, 0) }));
-  const perHourWanted = kinds.reduce((sum, w) => sum + (input.counts.activeMembers * HOUR_MS) / w.everyMs, 0);
-  return { kinds, perHour: perHourWanted };
+  const reads = kinds.reduce((sum, w) => sum + (input.counts.activeMembers * HOUR_MS) / w.everyMs, 0);
+  const refreshes = memberRefreshesPerHour(input, kinds, 1);
+  return { kinds, perHour: reads + refreshes };
+}
+
+function memberRefreshesPerHour(
+  input: PlanInput,
+  kinds: readonly { everyMs: number }[],
+  stretch: number,
+): number {
+  const mostFrequentMs = Math.min(...kinds.map((k) => k.everyMs)) * stretch;
+  return input.counts.activeMembers * refreshesPerHour(mostFrequentMs);
 }
 
 /**
  * The member kinds stretched evenly when the members' allowance of the one budget (what the feed,
- * the intents and the snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for them.
+ * the intents and the snapshots' floors leave; at least MEMBER_SYNC_SHARE) cannot pay for them
+ * and their token refreshes: the least stretch that fits (reads and refreshes both fall with it).
  */
 function memberReadsWithin(
   input: PlanInput,
@@ -225,18 +240,37 @@ function memberReadsWithin(
   allocation: StreamAllowance[],
 ): { records: RecordProjection[]; requestsPerHour: number; problem: string | null } {
   const memberBudget = allocation.find((row) => row.stream === 'members')?.allowance ?? 0;
-  const stretch = wants.perHour > memberBudget && memberBudget > 0 ? wants.perHour / memberBudget : 1;
-  const memberRecords = wants.kinds.map((w) =>
-    records(w.kind, input.counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
-  );
+  const at = (stretch: number) => {
+    const memberRecords = wants.kinds.map((w) =>
+      records(w.kind, input.counts.activeMembers, w.everyMs * stretch, 1, stretch > 1 ? 'budget' : w.setBy),
+    );
+    const reads = memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0);
+    return {
+      records: memberRecords,
+      requestsPerHour: reads + memberRefreshesPerHour(input, wants.kinds, stretch),
+    };
+  };
+  const stretch = wants.perHour > memberBudget && memberBudget > 0 ? leastStretch(at, memberBudget) : 1;
   return {
-    records: memberRecords,
-    requestsPerHour: memberRecords.reduce((sum, r) => sum + r.requestsPerHour, 0),
+    ...at(stretch),
     problem:
       stretch > 1
-        ? `members need ${Math.round(wants.perHour).toLocaleString('en-US')} requests/h at their ceilings, the budget leaves them ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`
+        ? `members need ${Math.round(wants.perHour).toLocaleString('en-US')} requests/h at their ceilings (token refreshes included), the budget leaves them ${Math.round(memberBudget).toLocaleString('en-US')}: records will be read later than their ceilings`
         : null,
   };
+}
+
+/** The least stretch (to 0.1 %) at which the members' requests an hour fit `budget`. */
+function leastStretch(at: (stretch: number) => { requestsPerHour: number }, budget: number): number {
+  let low = 1;
+  let high = 2;
+  while (at(high).requestsPerHour > budget && high < 1e9) high *= 2;
+  while (high / low > 1.001) {
+    const mid = (low + high) / 2;
+    if (at(mid).requestsPerHour > budget) low = mid;
+    else high = mid;
+  }
+  return high;
 }
 
 function streamProjections(demands: StreamDemands, members: number): StreamProjection[] {
@@ -267,7 +301,12 @@ function streamProjections(demands: StreamDemands, members: number): StreamProje
       requestsPerHour: demands.payment_intents,
       basis: 'INTENT_POLL_SHARE of the limit while intents are open (their floor)',
     },
-    { stream: 'members', requestsPerHour: members, basis: 'due kinds only, on their adaptive cadence' },
+    {
+      stream: 'members',
+      requestsPerHour: members,
+      basis:
+        'due kinds only, on their adaptive cadence, and the token refresh a read needs once the 60-minute access token ran out',
+    },
   ];
 }
 

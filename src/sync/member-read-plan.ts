@@ -25,13 +25,17 @@ export interface MemberRead {
   memberId: string;
   /** The kinds due, in MEMBER_KINDS order. */
   kinds: MemberKind[];
+  /** Requests the member's token refresh costs before the reads (0 while the token is usable). */
+  refreshCost: number;
 }
 
 /**
  * The members to read, most urgent first (a member is as urgent as its most urgent due record),
- * each with the kinds due, as long as their minimum cost fits in `budget` requests. A member whose
- * due kinds do not fit is skipped, and a cheaper one after it may still fit. Extra pages (a visit
- * history longer than a page) are spent as read: the stream stops taking members when they run out.
+ * each with the kinds due, as long as their minimum cost (a request per kind, plus the token
+ * refresh a member whose access token has run out needs first) fits in `budget` requests. A member
+ * whose cost does not fit is skipped, and a cheaper one after it may still fit. Extra pages (a
+ * visit history longer than a page) are spent as read: the stream stops taking members when they
+ * run out.
  */
 export function planMemberReads(input: {
   states: readonly ReadState[];
@@ -40,6 +44,8 @@ export function planMemberReads(input: {
   budget: number;
   /** The reads due, when the caller computed them already (to ask the budget for them). */
   due?: readonly DueRead[];
+  /** Requests a member's token refresh would cost now (default: none). */
+  refreshCostOf?: (memberId: string) => number;
 }): { reads: MemberRead[]; skippedForBudget: number; dueRecords: number } {
   const due = (input.due ?? dueReads(input.states, input.nowMs, input.cadenceOf)).filter((read) =>
     isMemberKind(read.kind),
@@ -55,14 +61,15 @@ export function planMemberReads(input: {
   let left = input.budget;
   let skippedForBudget = 0;
   for (const [memberId, memberDue] of byMember) {
-    const cost = memberDue.length * MIN_REQUESTS_PER_KIND;
+    const refreshCost = input.refreshCostOf?.(memberId) ?? 0;
+    const cost = memberDue.length * MIN_REQUESTS_PER_KIND + refreshCost;
     if (cost > left) {
       skippedForBudget++;
       continue;
     }
     left -= cost;
     const kinds = new Set(memberDue.map((read) => read.kind));
-    reads.push({ memberId, kinds: MEMBER_KINDS.filter((kind) => kinds.has(kind)) });
+    reads.push({ memberId, kinds: MEMBER_KINDS.filter((kind) => kinds.has(kind)), refreshCost });
   }
   return { reads, skippedForBudget, dueRecords: due.length };
 }

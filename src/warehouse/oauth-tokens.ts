@@ -143,3 +143,13 @@ export async function recordTokenError(db: Executor, id: string, message: string
     .where('id', '=', id)
     .execute();
 }
+
+/** Every member token row's access-token expiry (null: none stored), by row id (`member:<id>`). */
+export async function memberAccessTokenExpiries(db: Executor): Promise<Map<string, Date | null>> {
+  const rows = await db
+    .selectFrom('rewards.oauth_tokens')
+    .select(['id', 'access_token_expires_at'])
+    .where('id', 'like', 'member:%')
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.access_token_expires_at]));
+}

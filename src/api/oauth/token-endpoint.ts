@@ -15,6 +15,7 @@ import type { HttpTransport } from '../http-transport.js';
 import { parseRetryAfter } from '../retry-policy.js';
 import { SharedPauseTooLongError, type SharedRateLimiter } from '../shared-rate-limiter.js';
 import type { SpendLedger } from '../spend-ledger.js';
+import type { BudgetStream } from '../../sync/budget-allocation.js';
 
 // `POST /oauth/token`: refresh and code exchange. Client authentication in the form body
 // (client_secret_post); the body never reaches an error or a log, only the endpoint URL does.
@@ -43,8 +44,13 @@ export interface TokenEndpointOptions {
   oauth: Pick<OAuthConfig, 'clientId' | 'clientSecret' | 'tokenUrl'>;
   transport: HttpTransport;
   limiter?: SharedRateLimiter | undefined;
-  /** Counts each POST against `oauth` in the shared budget. */
+  /** Counts each POST in the shared budget, against `spendsOn`. */
   ledger?: SpendLedger | undefined;
+  /**
+   * The stream a POST is counted against (default `oauth`): a member's refresh is part of reading
+   * that member, so the members' endpoint says `members` and their allowance pays for it.
+   */
+  spendsOn?: BudgetStream;
   nowMs?: () => number;
   /** RETRY_AFTER_MAX: a longer Retry-After fails with RetryAfterTooLongError. */
   retryAfterMaxMs?: number;
@@ -180,6 +186,7 @@ function toTokens(
 export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoint {
   const nowMs = options.nowMs ?? Date.now;
   const url = new URL(options.oauth.tokenUrl);
+  const spendsOn = options.spendsOn ?? 'oauth';
 
   async function post(
     form: Record<string, string>,
@@ -199,7 +206,7 @@ export function createTokenEndpoint(options: TokenEndpointOptions): TokenEndpoin
       await options.limiter?.acquire({ priority: 'high', signal });
       // Accounting only (spend-ledger.ts), not awaited: a count that cannot be written (or waits out a
       // Redis failover) never holds a refresh back or moves it out of its slot.
-      void options.ledger?.record('oauth').catch(() => undefined);
+      void options.ledger?.record(spendsOn).catch(() => undefined);
       const sent = await sendUnlessUnsent(options.transport, { url, body, request, signal });
       if ('unsent' in sent) {
         if (unsentTries < 3) continue;

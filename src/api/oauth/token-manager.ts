@@ -5,6 +5,7 @@ import type { ApiMetrics } from '../metrics.js';
 import { decryptToken, encryptToken } from './token-crypto.js';
 import { retryAfterRateLimits, type TokenEndpoint } from './token-endpoint.js';
 import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK, type StoredTokens, type TokenStore } from './token-store.js';
+import { REFRESH_BEFORE_EXPIRY_MS } from '../../sync/member-token-refresh.js';
 
 // Bearer tokens for every process, from one row of the token store (`rewards.oauth_tokens`).
 //
@@ -33,7 +34,10 @@ export interface TokenManagerOptions {
   refreshBeforeExpiryMs?: number;
   /** 429s from the token endpoint waited out (outside the row lock) before giving up. */
   maxRateLimitWaits?: number;
-  /** Test seam: runs right after the refreshed tokens are committed (a crash here must recover). */
+  /**
+   * Runs right after the refreshed tokens are committed: the members pass counts refreshes with it,
+   * and tests crash here (which must recover).
+   */
   afterRefreshCommitted?: (() => void | Promise<void>) | undefined;
 }
 
@@ -52,7 +56,7 @@ export class OAuthTokenManager implements AccessTokenProvider {
     this.#options = options;
     this.#row = options.rowId ?? DEFAULT_TOKEN_ROW;
     this.#nowMs = options.nowMs ?? Date.now;
-    this.#skewMs = options.refreshBeforeExpiryMs ?? 120_000;
+    this.#skewMs = options.refreshBeforeExpiryMs ?? REFRESH_BEFORE_EXPIRY_MS;
   }
 
   async getAccessToken(signal?: AbortSignal): Promise<string> {

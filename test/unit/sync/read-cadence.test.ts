@@ -213,8 +213,8 @@ describe('planMemberReads', () => {
     ];
     const plan = planMemberReads({ states, nowMs: now, cadenceOf, budget: 100 });
     expect(plan.reads).toEqual([
-      { memberId: 'm2', kinds: ['member.status', 'member.visits'] },
-      { memberId: 'm1', kinds: ['member.visits'] },
+      { memberId: 'm2', kinds: ['member.status', 'member.visits'], refreshCost: 0 },
+      { memberId: 'm1', kinds: ['member.visits'], refreshCost: 0 },
     ]);
     expect(plan).toMatchObject({ skippedForBudget: 0, dueRecords: 3 });
   });
@@ -226,7 +226,7 @@ describe('planMemberReads', () => {
       cadenceOf,
       budget: 100,
     });
-    expect(plan.reads).toEqual([{ memberId: 'new', kinds: [...MEMBER_KINDS] }]);
+    expect(plan.reads).toEqual([{ memberId: 'new', kinds: [...MEMBER_KINDS], refreshCost: 0 }]);
   });
 
   it('skips a member whose due kinds do not fit, and still takes a cheaper one after it', () => {
@@ -235,8 +235,25 @@ describe('planMemberReads', () => {
       ...member('old', { 'member.visits': { lastReadAtMs: now - 2 * HOUR } }),
     ];
     const plan = planMemberReads({ states, nowMs: now, cadenceOf, budget: 3 });
-    expect(plan.reads).toEqual([{ memberId: 'old', kinds: ['member.visits'] }]);
+    expect(plan.reads).toEqual([{ memberId: 'old', kinds: ['member.visits'], refreshCost: 0 }]);
     expect(plan.skippedForBudget).toBe(1);
+  });
+
+  it("counts a member's token refresh in what the member costs", () => {
+    const states = [
+      ...member('expired', { 'member.visits': { lastReadAtMs: now - 3 * HOUR } }),
+      ...member('fresh', { 'member.visits': { lastReadAtMs: now - 2 * HOUR } }),
+    ];
+    const refreshCostOf = (memberId: string) => (memberId === 'expired' ? 1 : 0);
+    // Budget 1: the first member needs 2 (a refresh and a read), so only the second fits.
+    const plan = planMemberReads({ states, nowMs: now, cadenceOf, budget: 1, refreshCostOf });
+    expect(plan.reads).toEqual([{ memberId: 'fresh', kinds: ['member.visits'], refreshCost: 0 }]);
+    expect(plan.skippedForBudget).toBe(1);
+    const both = planMemberReads({ states, nowMs: now, cadenceOf, budget: 3, refreshCostOf });
+    expect(both.reads.map((read) => [read.memberId, read.refreshCost])).toEqual([
+      ['expired', 1],
+      ['fresh', 0],
+    ]);
   });
 
   it('property: the plan fits the budget, and when the budget allows, every due record is read', () => {
@@ -251,12 +268,17 @@ describe('planMemberReads', () => {
       fc.property(
         fc.uniqueArray(stateArb, { selector: (s) => `${s.kind} ${s.recordId}`, maxLength: 30 }),
         fc.integer({ min: 0, max: 40 }),
-        (states, budget) => {
-          const plan = planMemberReads({ states, nowMs: now, cadenceOf, budget });
-          const cost = plan.reads.reduce((sum, read) => sum + read.kinds.length, 0);
+        fc.subarray(['a', 'b', 'c', 'd', 'e']),
+        (states, budget, expired) => {
+          const refreshCostOf = (memberId: string) => (expired.includes(memberId) ? 1 : 0);
+          const plan = planMemberReads({ states, nowMs: now, cadenceOf, budget, refreshCostOf });
+          const reads = plan.reads.reduce((sum, read) => sum + read.kinds.length, 0);
+          const cost = reads + plan.reads.reduce((sum, read) => sum + read.refreshCost, 0);
           expect(cost).toBeLessThanOrEqual(budget);
-          if (plan.dueRecords <= budget) {
-            expect(cost).toBe(plan.dueRecords);
+          const dueMembers = new Set(dueReads(states, now, cadenceOf).map((read) => read.recordId));
+          const refreshes = [...dueMembers].filter((id) => expired.includes(id)).length;
+          if (plan.dueRecords + refreshes <= budget) {
+            expect(reads).toBe(plan.dueRecords);
             expect(plan.skippedForBudget).toBe(0);
           }
         },
