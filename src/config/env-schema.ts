@@ -156,12 +156,12 @@ export const envSchema = z.object({
   CHECKINS_START_AT: isoInstant.optional(),
   CHECKINS_WINDOW: positiveDuration.default(3_600_000),
   CHECKINS_HISTORY_WINDOW: positiveDuration.default(86_400_000),
-  CHECKINS_SAFETY_LAG: duration.default(120_000),
+  CHECKINS_SAFETY_LAG: duration.default(60_000),
   CHECKINS_LOOKBACK: duration.default(86_400_000),
   CHECKINS_LOOKBACK_EVERY: positiveDuration.default(900_000),
   CHECKINS_SPLIT_PAGES: integerIn(1, 100_000).default(50),
   CHECKINS_DELETE_CONFIRM_AFTER: positiveDuration.default(1_800_000),
-  CHECKINS_EVERY: positiveDuration.default(60_000),
+  CHECKINS_EVERY: positiveDuration.default(30_000),
   // Off when unset (docs/warehouse-scale.md#retention). A day at least: retention works in whole months.
   CHECKINS_RETENTION: positiveDuration.refine((ms) => ms >= 86_400_000, 'must be at least 1d').optional(),
   CHECKINS_ROLLUP_RETENTION: positiveDuration

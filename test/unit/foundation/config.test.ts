@@ -41,10 +41,12 @@ describe('configuration', () => {
     expect(config.api.userAgent).toMatch(/^rewards-etl\/\d+\.\d+\.\d+/);
     expect(config.checkins).toMatchObject({
       windowMs: 3_600_000,
-      safetyLagMs: 120_000,
+      safetyLagMs: 60_000,
       lookbackMs: 86_400_000,
     });
     expect(config.checkins.startAt).toBeUndefined();
+    // A check-in is in the warehouse within about 1.5 min (issue 32: feed lag at most 2 min).
+    expect(config.schedules.checkinsMs).toBe(30_000);
     expect(config.httpPort).toBe(9464);
     expect(config.httpHost).toBe('127.0.0.1');
     expect(config.statusToken).toBeUndefined();

@@ -75,20 +75,20 @@ describe('projectFreshness', () => {
   });
 
   it('says when the members allowance cannot pay for the ceilings, and stretches every kind alike', () => {
-    // 2 rps (7,200/h): intents keep 3,600, the feed 176, members their 1,440 floor and what is left.
+    // 2 rps (7,200/h): intents keep 3,600, the feed 236, members their 1,440 floor and what is left.
     const plan = projectFreshness({ ...production, rateLimitRps: 2 });
     const members = plan.budget.find((b) => b.stream === 'members')!;
     expect(members).toMatchObject({ share: 0.2, floorPerHour: 1_440, demandPerHour: 21_727 });
-    expect(members.allowancePerHour).toBe(7_200 - 3_600 - 176 - 239);
+    expect(members.allowancePerHour).toBe(7_200 - 3_600 - 236 - 239);
     expect(plan.problems[0]).toMatch(
-      /^members need 21,726 requests\/h at their ceilings \(token refreshes included\), the budget leaves them 3,185/,
+      /^members need 21,726 requests\/h at their ceilings \(token refreshes included\), the budget leaves them 3,125/,
     );
     const visits = plan.records.find((r) => r.kind === 'member.visits')!;
     expect(visits.setBy).toBe('budget');
-    // Stretched past an hour, every visits read needs its refresh: 21,726 / 3,185 times the ceiling.
-    expect(visits.readEverySeconds! / ((3600 * 21_726.19) / 3185)).toBeCloseTo(1, 2);
+    // Stretched past an hour, every visits read needs its refresh: 21,726 / 3,125 times the ceiling.
+    expect(visits.readEverySeconds! / ((3600 * 21_726.19) / 3125)).toBeCloseTo(1, 2);
     const membersStream = plan.streams.find((s) => s.stream === 'members')!;
-    expect(membersStream.requestsPerHour).toBeLessThanOrEqual(3185);
+    expect(membersStream.requestsPerHour).toBeLessThanOrEqual(3125);
   });
 
   it('lends members what the intents leave: at MEMBER_SYNC_SHARE 0.05 they still read at their ceilings', () => {
