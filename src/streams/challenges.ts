@@ -16,6 +16,7 @@ import { dueRecordIds } from '../sync/snapshot-read-plan.js';
 import { learnedRead } from '../sync/read-cadence.js';
 import type { ReadState } from '../sync/read-cadence.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
+import { streamAllowance } from './stream-budget.js';
 import type { StreamName } from './registry.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
@@ -46,7 +47,10 @@ export async function runChallengesPass(
   const { db, clock, logger } = deps;
   const liveIds = await liveRestaurantIds(db);
   const readStates = await readStatesOfKind(db, READ_KIND);
-  const restaurantIds = options.everyRecord === true ? liveIds : restaurantsDue(deps, liveIds, readStates);
+  const due = options.everyRecord === true ? liveIds : restaurantsDue(deps, liveIds, readStates);
+  const budget = options.everyRecord === true ? undefined : await challengesAllowance(deps, due.length);
+  // The most urgent lists first; the rest stay due for the next pass.
+  const restaurantIds = budget === undefined ? due : due.slice(0, budget);
   // Read before paging: what the warehouse held is what this pass's reads are compared with.
   const previous = await loadChallengeStates(db);
   const readAt = clock.now();
@@ -63,7 +67,8 @@ export async function runChallengesPass(
   const notVisited = restaurantIds.length - results.size;
   const details = {
     restaurants: liveIds.length,
-    restaurantsDue: restaurantIds.length,
+    restaurantsDue: due.length,
+    ...(budget === undefined ? {} : { budget, skippedForBudget: due.length - restaurantIds.length }),
     ...counts,
     seen: seenAnywhere.size,
     restaurantsComplete: complete.size,
@@ -92,6 +97,19 @@ export async function runChallengesPass(
     details,
     ...(lastError === undefined ? {} : { error: lastError.message }),
   };
+}
+
+/**
+ * The lists this pass may read: the challenges' allowance of the one budget over CHALLENGES_EVERY
+ * (docs/rate-limit.md, "One budget"), a page each; never less than one list.
+ */
+async function challengesAllowance(deps: StreamDeps<PartnerApi>, dueLists: number): Promise<number> {
+  if (dueLists === 0) return 0;
+  const { allowance } = await streamAllowance(deps, STREAM, {
+    intervalMs: deps.config.schedules.challengesMs,
+    demand: dueLists,
+  });
+  return Math.max(1, allowance);
 }
 
 function restaurantsDue(deps: StreamDeps<PartnerApi>, liveIds: string[], readStates: ReadState[]): string[] {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerError } from '../../../src/api/errors.js';
 import { fixedClock } from '../../../src/clock.js';
+import { createSpendLedger } from '../../../src/api/spend-ledger.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { currentAppWalletId, runBalancePass } from '../../../src/streams/balance.js';
 import { runChallengesPass } from '../../../src/streams/challenges.js';
@@ -195,6 +196,34 @@ describe('challenges on the adaptive cadence (docs/freshness.md)', () => {
     const later = fixedClock(new Date(h.clock.now().getTime() + 6 * HOUR + 1_000));
     const due = await h.run('challenges', runChallengesPass, { clock: later });
     expect(due.details).toMatchObject({ restaurantsDue: (await liveRestaurants()).length });
+  });
+
+  it('reads no more lists than its allowance of the one budget; the rest stay due for the next pass', async () => {
+    // Past the ceiling again, with the feed and the intents having spent the whole limit over the
+    // last hour (the ledger every process writes to): challenges, below them, get no floor.
+    const at = new Date(h.clock.now().getTime() + 2 * 6 * HOUR + 2_000);
+    const clock = fixedClock(at);
+    const ledger = createSpendLedger({
+      redis: h.redis,
+      prefix: h.config.redisPrefix,
+      nowMs: () => at.getTime() - 60_000,
+    });
+    // More than an hour of the limit: the ledger's window is a little longer than the hour.
+    const hourOfLimit = h.config.api.rateLimitRps * 3600;
+    await ledger.record('payment_intents', 2 * hourOfLimit);
+    const live = await liveRestaurants();
+    const squeezed = await h.run('challenges', runChallengesPass, { clock });
+    expect(squeezed.details).toMatchObject({
+      restaurantsDue: live.length,
+      budget: 1,
+      skippedForBudget: live.length - 1,
+      restaurantsNotVisited: 0,
+    });
+    expect(squeezed.requests).toBe(1);
+    // An hour later the spend is out of the window: every list still due is read.
+    const idle = fixedClock(new Date(at.getTime() + 2 * HOUR));
+    const caughtUp = await h.run('challenges', runChallengesPass, { clock: idle });
+    expect(caughtUp.details).toMatchObject({ restaurantsDue: live.length - 1, skippedForBudget: 0 });
   });
 });
 
