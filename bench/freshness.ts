@@ -115,11 +115,33 @@ interface ModeResult {
   memberVisitP95Seconds: number | null;
   memberVisitP50Seconds: number | null;
   unchangedRequestShare: number;
+  /**
+   * A bound no reader without a change signal can beat: the unchanged share of visits reads for a
+   * reader that knows which members dine this day (and reads nobody else) but not when, reading
+   * them hourly (what a new visit within the hour needs): a read is unchanged when its hour of the
+   * day saw no visit change of its member.
+   */
+  oracleVisitsUnchangedShare: number | null;
   /** Records read longer ago than their kind's default ceiling, at the worst pass end. */
   pastCeilingMax: number;
   feedLagP95Seconds: null;
   paidAlertP95Seconds: null;
   responses429: number;
+}
+
+function oracleVisitsUnchangedShare(
+  changes: Iterable<{ kind: string; id: string; atMs: number }>,
+  fromMs: number,
+): number | null {
+  const diners = new Set<string>();
+  const changedHours = new Set<string>();
+  for (const change of changes) {
+    if (change.kind !== 'member.visits') continue;
+    diners.add(change.id);
+    changedHours.add(`${change.id} ${Math.floor((change.atMs - fromMs) / HOUR)}`);
+  }
+  const reads = diners.size * (MEASURED_MS / HOUR);
+  return reads === 0 ? null : 1 - changedHours.size / reads;
 }
 
 function percentile(values: number[], p: number): number | null {
@@ -317,6 +339,10 @@ async function runMode(mode: Mode, members: number): Promise<ModeResult> {
       memberVisitP95Seconds: percentile(visitStarts, 95),
       memberVisitP50Seconds: percentile(visitStarts, 50),
       unchangedRequestShare: allReads === 0 ? 0 : 1 - changedReads / allReads,
+      oracleVisitsUnchangedShare: oracleVisitsUnchangedShare(
+        sim.control.world.truth.changesSince(measureFrom, end),
+        measureFrom,
+      ),
       pastCeilingMax,
       feedLagP95Seconds: null,
       paidAlertP95Seconds: null,
@@ -389,6 +415,10 @@ async function main(): Promise<void> {
   out += cols(['new visit p50', ...results.map((r) => fmt(r.memberVisitP50Seconds))]);
   out += cols(['new visit p95', ...results.map((r) => fmt(r.memberVisitP95Seconds))]);
   out += cols(['unchanged share', ...results.map((r) => pct(r.unchangedRequestShare))]);
+  out += cols([
+    '  oracle visits bound',
+    ...results.map((r) => (r.oracleVisitsUnchangedShare === null ? '—' : pct(r.oracleVisitsUnchangedShare))),
+  ]);
   out += cols(['429s', ...results.map((r) => String(r.responses429))]);
   out += cols(['past ceiling (max)', ...results.map((r) => String(r.pastCeilingMax))]);
   process.stdout.write(out);

@@ -17,6 +17,7 @@ import {
   type LivenessReport,
   type LivenessWatchdog,
 } from './liveness.js';
+import { withErrorReason } from './job-signal.js';
 
 const SCHEDULE_CHECK_MS = 30_000;
 
@@ -286,7 +287,7 @@ async function runJob(
     deps: {
       ...runtime.deps,
       logger: logger.child({ job: job.name, jobId: job.id }),
-      ...(signal ? { signal } : {}),
+      ...(signal ? { signal: withErrorReason(signal) } : {}),
     },
     queue: (name) => {
       const queue = queues.get(name);
