@@ -138,3 +138,18 @@ export async function markLocationsRead(db: Kysely<DB>): Promise<number> {
      where last_refreshed_at is null`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
+
+/**
+ * Connected just before the run, every member's access token (60 min lifetime) would outlive a
+ * short run, where at the steady state a member read about hourly needs a refresh for nearly every
+ * read. Each member's stored expiry, which the token manager decides by (refreshing 2 min before
+ * it), is moved to a uniformly random moment of the next 60 minutes, so their refreshes fall in the
+ * run at the rate tokens expire (members / 60 per minute), each at the member's first read after.
+ */
+export async function spreadMemberTokenExpiry(db: Kysely<DB>): Promise<number> {
+  const result = await sql`
+    update rewards.oauth_tokens
+       set access_token_expires_at = now() + make_interval(secs => random() * 3600)
+     where id like 'member:%' and access_token_encrypted is not null`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
