@@ -1,6 +1,7 @@
 // The full world at real time (issue 32): the feed's lag, paid-alert latency, 429s, requests per
 // hour per stream and the adaptive reads' unchanged share, with every stream running at once.
 //   node --import tsx bench/full-world.ts [--full] [--minutes N] [--members N] [--pay N] [--in-process]
+//     [--token-expiry uniform|reads]
 // Default: 2,000 members connected, 5 minutes measured (about 7 minutes in all); --full: all
 // 10,000 members (their first reads take about 5 minutes of setup on this machine), 10 minutes.
 //
@@ -11,13 +12,13 @@
 // (their refresh tokens exchanged at the token endpoint) and one pass of every stream with the
 // limit lifted, on a Redis prefix of its own (so neither the measured limiter nor its ledger sees
 // them), then every adaptive read's time moved back by a random part of its interval (a steady
-// state), and each member's access-token expiry moved to a random moment of the next hour (steady-
-// state refreshes). Measured: two workers, each a child process started as deployed
-// (`src/cli/main.ts worker`; `--in-process`: startWorker in this process, the old way), at
-// SVC_RATE_LIMIT_RPS=10 with the default shares, on their own database and Redis prefix, for
-// `--minutes`, with an alert receiver;
-// the simulator's token bucket set to 10 rps (per credential) so an excess shows as 429s. The bench
-// pays `--pay` intents (open, their full form already read) at random moments.
+// state), and each member's access-token expiry moved into the next hour (`--token-expiry`: a
+// uniformly random moment, or 60 min after the member's latest read). Measured: two workers, each a
+// child process started as deployed (`src/cli/main.ts worker`; `--in-process`: startWorker in this
+// process, the old way), at SVC_RATE_LIMIT_RPS=10 with the default shares, on their own database
+// and Redis prefix, for `--minutes`, with an alert receiver; the simulator's token bucket set to
+// 10 rps (per credential) so an excess shows as 429s. The bench pays `--pay` intents (open, their
+// full form already read) at random moments.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,7 +47,10 @@ import {
 } from './lib/full-world-measure.js';
 import {
   connectMembers,
+  payAtRandom,
+  type Payments,
   markLocationsRead,
+  memberTokenExpiryAfterReads,
   spreadMemberTokenExpiry,
   spreadReads,
   warmUp,
@@ -105,47 +109,6 @@ function envFor(options: {
     LOG_LEVEL: 'error',
     ...SHORTENED,
   };
-}
-
-interface Payments {
-  paidAt: Map<string, number>;
-  failed: number;
-}
-
-/** Pays `count` intents at uniformly random moments of [0, windowMs): open ones whose full form the warehouse holds. */
-async function payAtRandom(
-  sim: RunningSimulator,
-  db: Kysely<DB>,
-  count: number,
-  windowMs: number,
-): Promise<Payments> {
-  const payments: Payments = { paidAt: new Map(), failed: 0 };
-  const moments = Array.from({ length: count }, () => Math.random() * windowMs).sort((a, b) => a - b);
-  const started = Date.now();
-  for (const moment of moments) {
-    await sleep(Math.max(0, started + moment - Date.now()));
-    const candidates = await db
-      .selectFrom('rewards.payment_intents')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('payer_account_balance_id', 'is not', null)
-      .execute();
-    let paid = false;
-    for (const { id } of candidates.sort(() => Math.random() - 0.5).slice(0, 20)) {
-      if (payments.paidAt.has(id) || sim.control.intents.get(id).status !== 'pending') continue;
-      try {
-        const intent = sim.control.intents.pay(id);
-        payments.paidAt.set(id, Date.parse(intent.paid_at ?? new Date().toISOString()));
-        paid = intent.status === 'paid';
-        if (paid) break;
-        payments.paidAt.delete(id);
-      } catch {
-        // A wallet that cannot pay: try another.
-      }
-    }
-    if (!paid) payments.failed++;
-  }
-  return payments;
 }
 
 async function measure(input: {
@@ -220,14 +183,14 @@ function printReport(
     members: number;
     minutes: number;
     workers: string;
-    setup: { seconds: number };
+    setup: { seconds: number; memberTokenExpiry: string };
   },
 ): void {
   const line = (label: string, value: string, goal = '') =>
     `${label.padEnd(34)}${value.padStart(18)}  ${goal}\n`;
   const s = (value: number | null) => (value === null ? '—' : `${value} s`);
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
-  let out = `\nfull world at 10 rps, ${report.members.toLocaleString('en-US')} members connected, ${report.minutes} min real time (setup ${report.setup.seconds} s), workers: ${report.workers}\n`;
+  let out = `\nfull world at 10 rps, ${report.members.toLocaleString('en-US')} members connected, ${report.minutes} min real time (setup ${report.setup.seconds} s), workers: ${report.workers}, member token expiry: ${report.setup.memberTokenExpiry}\n`;
   out += line('feed lag p50', s(report.feedLagP50Seconds));
   out += line(
     `feed lag p95 (${report.feedCheckIns} check-ins)`,
@@ -271,6 +234,11 @@ async function main(): Promise<void> {
   const memberCount = argument('--members', full ? PRODUCTION_WORLD_SIZE.members : DEFAULT_MEMBERS);
   const payCount = argument('--pay', 60);
   const inProcess = process.argv.includes('--in-process');
+  const tokenExpiry = process.argv.includes('--token-expiry')
+    ? process.argv[process.argv.indexOf('--token-expiry') + 1]
+    : 'uniform';
+  if (tokenExpiry !== 'uniform' && tokenExpiry !== 'reads')
+    throw new Error('--token-expiry must be uniform or reads');
   const setupStarted = performance.now();
   const sim = await startSimulator({
     size: PRODUCTION_WORLD_SIZE,
@@ -316,7 +284,9 @@ async function main(): Promise<void> {
     const spread = await spreadReads(database.db);
     const locationsMarked = await markLocationsRead(database.db);
     const readsBefore = await readTotals(database.db);
-    const memberTokensSpread = await spreadMemberTokenExpiry(database.db);
+    const memberTokensSpread = await (tokenExpiry === 'uniform'
+      ? spreadMemberTokenExpiry(database.db)
+      : memberTokenExpiryAfterReads(database.db));
     const setupSeconds = (performance.now() - setupStarted) / 1000;
 
     // The measured run: its clock starts once both workers are running (a child answers /readyz).
@@ -371,6 +341,7 @@ async function main(): Promise<void> {
         readsSpread: spread,
         locationsMarked,
         memberTokensSpread,
+        memberTokenExpiry: tokenExpiry,
       },
       shortenedSchedules: SHORTENED,
       rateLimitRps: RATE_LIMIT_RPS,

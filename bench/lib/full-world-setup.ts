@@ -1,5 +1,7 @@
 // Setup for bench/full-world.ts: connect the members and bring the warehouse to a steady state
-// before the measured run, without spending the measured run's rate limit or ledger.
+// before the measured run, without spending the measured run's rate limit or ledger; and the
+// payments the bench makes during the run.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
 import { sql, type Kysely } from 'kysely';
 import { createMemberApis } from '../../src/api/http-partner-api.js';
@@ -152,4 +154,64 @@ export async function spreadMemberTokenExpiry(db: Kysely<DB>): Promise<number> {
        set access_token_expires_at = now() + make_interval(secs => random() * 3600)
      where id like 'member:%' and access_token_encrypted is not null`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * The alternative to spreadMemberTokenExpiry (`--token-expiry reads`): at the steady state a
+ * member's token was last refreshed at one of its reads, so it expires 60 min after that read. Each
+ * member's expiry is set to its latest read (after spreadReads, `member.*` kinds) plus 60 min; a
+ * member read hourly (`member.visits`' ceiling) then needs a refresh at its next read, as in
+ * production, where the uniform spread makes a short run see only the tokens that expire in it.
+ */
+export async function memberTokenExpiryAfterReads(db: Kysely<DB>): Promise<number> {
+  const result = await sql`
+    update rewards.oauth_tokens t
+       set access_token_expires_at = latest.at + interval '60 minutes'
+      from (select 'member:' || lower(record_id) as id, max(last_read_at) as at
+              from rewards.record_reads
+             where kind like 'member.%' and last_read_at is not null
+             group by record_id) latest
+     where t.id = latest.id and t.access_token_encrypted is not null`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+export interface Payments {
+  paidAt: Map<string, number>;
+  failed: number;
+}
+
+/** Pays `count` intents at uniformly random moments of [0, windowMs): open ones whose full form the warehouse holds. */
+export async function payAtRandom(
+  sim: RunningSimulator,
+  db: Kysely<DB>,
+  count: number,
+  windowMs: number,
+): Promise<Payments> {
+  const payments: Payments = { paidAt: new Map(), failed: 0 };
+  const moments = Array.from({ length: count }, () => Math.random() * windowMs).sort((a, b) => a - b);
+  const started = Date.now();
+  for (const moment of moments) {
+    await sleep(Math.max(0, started + moment - Date.now()));
+    const candidates = await db
+      .selectFrom('rewards.payment_intents')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('payer_account_balance_id', 'is not', null)
+      .execute();
+    let paid = false;
+    for (const { id } of candidates.sort(() => Math.random() - 0.5).slice(0, 20)) {
+      if (payments.paidAt.has(id) || sim.control.intents.get(id).status !== 'pending') continue;
+      try {
+        const intent = sim.control.intents.pay(id);
+        payments.paidAt.set(id, Date.parse(intent.paid_at ?? new Date().toISOString()));
+        paid = intent.status === 'paid';
+        if (paid) break;
+        payments.paidAt.delete(id);
+      } catch {
+        // A wallet that cannot pay: try another.
+      }
+    }
+    if (!paid) payments.failed++;
+  }
+  return payments;
 }
