@@ -157,21 +157,24 @@ export async function spreadMemberTokenExpiry(db: Kysely<DB>): Promise<number> {
 }
 
 /**
- * The alternative to spreadMemberTokenExpiry (`--token-expiry reads`): at the steady state a
- * member's token was last refreshed at one of its reads, so it expires 60 min after that read. Each
- * member's expiry is set to its latest read (after spreadReads, `member.*` kinds) plus 60 min; a
- * member read hourly (`member.visits`' ceiling) then needs a refresh at its next read, as in
- * production, where the uniform spread makes a short run see only the tokens that expire in it.
+ * The alternative to spreadMemberTokenExpiry (`--token-expiry reads`), tied to the reads as at the
+ * steady state: a member read every I minutes (its most frequent kind, `member.visits`, I within
+ * [30, 60] min after the warm-up's first read) refreshes at every k-th read, k = ceil(58 / I) (the
+ * manager refreshes 2 min early), so its token was refreshed j reads before its latest, j uniform
+ * in 0..k−1, and expires 60 min after that read. Its next read then needs a refresh with
+ * probability 1/k, which the uniform spread makes only (t + 2) / 60 at minute t of the run.
  */
 export async function memberTokenExpiryAfterReads(db: Kysely<DB>): Promise<number> {
   const result = await sql`
     update rewards.oauth_tokens t
-       set access_token_expires_at = latest.at + interval '60 minutes'
-      from (select 'member:' || lower(record_id) as id, max(last_read_at) as at
+       set access_token_expires_at = m.last_read_at + interval '60 minutes'
+             - make_interval(secs => floor(random() * ceil(3480.0 / m.interval_seconds)) * m.interval_seconds)
+      from (select distinct on (record_id) 'member:' || lower(record_id) as id, last_read_at,
+                   interval_seconds
               from rewards.record_reads
-             where kind like 'member.%' and last_read_at is not null
-             group by record_id) latest
-     where t.id = latest.id and t.access_token_encrypted is not null`.execute(db);
+             where kind like 'member.%' and interval_seconds > 0
+             order by record_id, interval_seconds, last_read_at desc) m
+     where t.id = m.id and t.access_token_encrypted is not null`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
