@@ -1,6 +1,7 @@
 // The full world at real time (issue 32): the feed's lag, paid-alert latency, 429s, requests per
 // hour per stream and the adaptive reads' unchanged share, with every stream running at once.
-//   node --import tsx bench/full-world.ts [--full] [--minutes N] [--members N] [--pay N]
+//   node --import tsx bench/full-world.ts [--full] [--minutes N] [--members N] [--pay N] [--in-process]
+//     [--token-expiry uniform|reads]
 // Default: 2,000 members connected, 5 minutes measured (about 7 minutes in all); --full: all
 // 10,000 members (their first reads take about 5 minutes of setup on this machine), 10 minutes.
 //
@@ -11,20 +12,21 @@
 // (their refresh tokens exchanged at the token endpoint) and one pass of every stream with the
 // limit lifted, on a Redis prefix of its own (so neither the measured limiter nor its ledger sees
 // them), then every adaptive read's time moved back by a random part of its interval (a steady
-// state). Measured: two in-process workers (startWorker, JOB_SET) at SVC_RATE_LIMIT_RPS=10 with the
-// default shares, on their own database and Redis prefix, for `--minutes`, with an alert receiver;
-// the simulator's token bucket set to 10 rps (per credential) so an excess shows as 429s. The bench
-// pays `--pay` intents (open, their full form already read) at random moments.
+// state), and each member's access-token expiry moved into the next hour (`--token-expiry`: a
+// uniformly random moment, or 60 min after the member's latest read). Measured: two workers, each a
+// child process started as deployed (`src/cli/main.ts worker`; `--in-process`: startWorker in this
+// process, the old way), at SVC_RATE_LIMIT_RPS=10 with the default shares, on their own database
+// and Redis prefix, for `--minutes`, with an alert receiver; the simulator's token bucket set to
+// 10 rps (per credential) so an excess shows as 429s. The bench pays `--pay` intents (open, their
+// full form already read) at random moments.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JOB_SET } from '../jobs/registry.js';
 import { loadConfig, secretValues } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { PRODUCTION_WORLD_SIZE, startSimulator, type RunningSimulator } from '../src/simulator/index.js';
-import { startWorker, type RunningWorker } from '../src/worker/worker.js';
 import { createBenchDatabase } from './lib/bench-database.js';
 import {
   busiestSecond,
@@ -38,10 +40,22 @@ import {
   passesByStream,
   passTimes,
   syncRunRequests,
+  tokenEndpointPosts,
+  tokenRowsRefreshed,
   type LoggedRequest,
-  type ReadTotals,
+  unchangedShares,
 } from './lib/full-world-measure.js';
-import { connectMembers, markLocationsRead, spreadReads, warmUp } from './lib/full-world-setup.js';
+import {
+  connectMembers,
+  payAtRandom,
+  type Payments,
+  markLocationsRead,
+  memberTokenExpiryAfterReads,
+  spreadMemberTokenExpiry,
+  spreadReads,
+  warmUp,
+} from './lib/full-world-setup.js';
+import { startChildWorkers, startInProcessWorkers, type MeasuredWorkers } from './lib/full-world-workers.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../src/warehouse/schema.js';
 
@@ -97,65 +111,11 @@ function envFor(options: {
   };
 }
 
-interface Payments {
-  paidAt: Map<string, number>;
-  failed: number;
-}
-
-/** Pays `count` intents at uniformly random moments of [0, windowMs): open ones whose full form the warehouse holds. */
-async function payAtRandom(
-  sim: RunningSimulator,
-  db: Kysely<DB>,
-  count: number,
-  windowMs: number,
-): Promise<Payments> {
-  const payments: Payments = { paidAt: new Map(), failed: 0 };
-  const moments = Array.from({ length: count }, () => Math.random() * windowMs).sort((a, b) => a - b);
-  const started = Date.now();
-  for (const moment of moments) {
-    await sleep(Math.max(0, started + moment - Date.now()));
-    const candidates = await db
-      .selectFrom('rewards.payment_intents')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('payer_account_balance_id', 'is not', null)
-      .execute();
-    let paid = false;
-    for (const { id } of candidates.sort(() => Math.random() - 0.5).slice(0, 20)) {
-      if (payments.paidAt.has(id) || sim.control.intents.get(id).status !== 'pending') continue;
-      try {
-        const intent = sim.control.intents.pay(id);
-        payments.paidAt.set(id, Date.parse(intent.paid_at ?? new Date().toISOString()));
-        paid = intent.status === 'paid';
-        if (paid) break;
-        payments.paidAt.delete(id);
-      } catch {
-        // A wallet that cannot pay: try another.
-      }
-    }
-    if (!paid) payments.failed++;
-  }
-  return payments;
-}
-
-function unchangedShares(before: ReadTotals, after: ReadTotals) {
-  const perKind: Record<string, { reads: number; unchanged: number; unchangedShare: number | null }> = {};
-  let reads = 0;
-  let unchanged = 0;
-  for (const [kind, end] of after) {
-    const start = before.get(kind) ?? { reads: 0, unchanged: 0, records: 0 };
-    const r = end.reads - start.reads;
-    const u = end.unchanged - start.unchanged;
-    perKind[kind] = { reads: r, unchanged: u, unchangedShare: r === 0 ? null : u / r };
-    reads += r;
-    unchanged += u;
-  }
-  return { perKind, share: reads === 0 ? null : unchanged / reads, reads };
-}
-
 async function measure(input: {
   sim: RunningSimulator;
   db: Kysely<DB>;
+  /** When the workers were started and the request log cleared: `start` is when they were ready. */
+  logFrom: Date;
   start: Date;
   end: Date;
   requests: LoggedRequest[];
@@ -204,6 +164,10 @@ async function measure(input: {
     requestsSimulatorSaw: input.requests.length,
     achievedRps: round(input.requests.length / (hours * 3600)),
     busiestSecond: busiestSecond(input.requests),
+    tokenRefreshes: {
+      ...tokenEndpointPosts(input.requests),
+      rowsRefreshed: await tokenRowsRefreshed(input.db, input.logFrom, end),
+    },
     requestsPerHour: Math.round(spent / hours),
     syncRunRequestsPerHour: perHour(await syncRunRequests(input.db, start, end)),
     passes: await passesByStream(input.db, start, end),
@@ -218,14 +182,15 @@ function printReport(
   report: Awaited<ReturnType<typeof measure>> & {
     members: number;
     minutes: number;
-    setup: { seconds: number };
+    workers: string;
+    setup: { seconds: number; memberTokenExpiry: string };
   },
 ): void {
   const line = (label: string, value: string, goal = '') =>
     `${label.padEnd(34)}${value.padStart(18)}  ${goal}\n`;
   const s = (value: number | null) => (value === null ? '—' : `${value} s`);
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
-  let out = `\nfull world at 10 rps, ${report.members.toLocaleString('en-US')} members connected, ${report.minutes} min real time (setup ${report.setup.seconds} s)\n`;
+  let out = `\nfull world at 10 rps, ${report.members.toLocaleString('en-US')} members connected, ${report.minutes} min real time (setup ${report.setup.seconds} s), workers: ${report.workers}, member token expiry: ${report.setup.memberTokenExpiry}\n`;
   out += line('feed lag p50', s(report.feedLagP50Seconds));
   out += line(
     `feed lag p95 (${report.feedCheckIns} check-ins)`,
@@ -242,6 +207,12 @@ function printReport(
   out += line('paid alert max', s(report.paidAlertMaxSeconds));
   out += line('429 responses', String(report.responses429), `goal 0: ${verdict(report.responses429 === 0)}`);
   out += line('requests/s achieved, busiest second', `${report.achievedRps} / ${report.busiestSecond}`);
+  const refreshes = report.tokenRefreshes;
+  out += line(
+    'token refreshes (POST /oauth/token)',
+    `${refreshes.posts} (${refreshes.ok} ok)`,
+    `rows refreshed: ${refreshes.rowsRefreshed.members} members, ${refreshes.rowsRefreshed.other} service`,
+  );
   out += line('requests/h (ledger)', String(report.requestsPerHour));
   for (const [stream, n] of Object.entries(report.requestsPerHourByStream).sort((a, b) => b[1] - a[1]))
     out += line(`  ${stream}`, String(n), `sync_runs: ${report.syncRunRequestsPerHour[stream] ?? 0}/h`);
@@ -262,6 +233,12 @@ async function main(): Promise<void> {
   const minutes = argument('--minutes', full ? 10 : 5);
   const memberCount = argument('--members', full ? PRODUCTION_WORLD_SIZE.members : DEFAULT_MEMBERS);
   const payCount = argument('--pay', 60);
+  const inProcess = process.argv.includes('--in-process');
+  const tokenExpiry = process.argv.includes('--token-expiry')
+    ? process.argv[process.argv.indexOf('--token-expiry') + 1]
+    : 'uniform';
+  if (tokenExpiry !== 'uniform' && tokenExpiry !== 'reads')
+    throw new Error('--token-expiry must be uniform or reads');
   const setupStarted = performance.now();
   const sim = await startSimulator({
     size: PRODUCTION_WORLD_SIZE,
@@ -294,7 +271,7 @@ async function main(): Promise<void> {
     destination: process.stderr,
   });
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
-  const workers: RunningWorker[] = [];
+  let workers: MeasuredWorkers | undefined;
   try {
     let t = performance.now();
     const connected = await connectMembers(sim, database.db, warmConfig, logger, memberCount);
@@ -307,14 +284,21 @@ async function main(): Promise<void> {
     const spread = await spreadReads(database.db);
     const locationsMarked = await markLocationsRead(database.db);
     const readsBefore = await readTotals(database.db);
+    const memberTokensSpread = await (tokenExpiry === 'uniform'
+      ? spreadMemberTokenExpiry(database.db)
+      : memberTokenExpiryAfterReads(database.db));
     const setupSeconds = (performance.now() - setupStarted) / 1000;
 
-    // The measured run.
+    // The measured run: its clock starts once both workers are running (a child answers /readyz).
     sim.control.faults.set({ rateLimitRps: RATE_LIMIT_RPS });
     sim.control.requests.clear();
     const requestLog = collectRequests(sim);
+    const logFrom = new Date();
+    workers = inProcess ? await startInProcessWorkers(env, 2, logger) : await startChildWorkers(env, 2);
     const start = new Date();
-    for (let i = 0; i < 2; i++) workers.push(await startWorker({ config, logger, jobs: JOB_SET }));
+    process.stdout.write(
+      `${workers.mode} workers running after ${((start.getTime() - logFrom.getTime()) / 1000).toFixed(1)} s${workers.logs.length > 0 ? `, logs: ${workers.logs.join(', ')}` : ''}\n`,
+    );
     const runMs = minutes * MIN;
     const payments = payAtRandom(sim, database.db, payCount, Math.max(MIN / 2, runMs - 30_000));
     await sleep(Math.max(0, start.getTime() + runMs - Date.now()));
@@ -328,10 +312,11 @@ async function main(): Promise<void> {
     const waitUntil = Date.now() + 15_000;
     while ([...paid.paidAt.keys()].some((id) => !receiver.paidReceivedAt.has(id)) && Date.now() < waitUntil)
       await sleep(250);
-    await Promise.all(workers.splice(0).map((worker) => worker.stop(15_000)));
+    await workers.stop(25_000);
     const result = await measure({
       sim,
       db: database.db,
+      logFrom,
       start,
       end,
       requests,
@@ -344,6 +329,10 @@ async function main(): Promise<void> {
       ...result,
       members: connected,
       minutes,
+      workers: workers.mode,
+      workerStartSeconds: Number(((start.getTime() - logFrom.getTime()) / 1000).toFixed(1)),
+      workerExits: workers.exits(),
+      workerLogs: workers.logs,
       setup: {
         seconds: Math.round(setupSeconds),
         connectSeconds: Math.round(connectSeconds),
@@ -351,6 +340,8 @@ async function main(): Promise<void> {
         warmUp: warm,
         readsSpread: spread,
         locationsMarked,
+        memberTokensSpread,
+        memberTokenExpiry: tokenExpiry,
       },
       shortenedSchedules: SHORTENED,
       rateLimitRps: RATE_LIMIT_RPS,
@@ -360,7 +351,7 @@ async function main(): Promise<void> {
     mkdirSync('.bench', { recursive: true });
     writeFileSync('.bench/full-world.json', `${JSON.stringify(report, null, 2)}\n`);
   } finally {
-    await Promise.all(workers.map((worker) => worker.stop(5_000)));
+    await workers?.stop(5_000);
     await deleteKeysWithPrefix(redis, prefix).catch(() => undefined);
     redis.disconnect();
     receiver.close();

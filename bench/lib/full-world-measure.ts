@@ -59,6 +59,7 @@ export async function startAlertReceiver(): Promise<AlertReceiver> {
 
 export interface LoggedRequest {
   atMs: number;
+  method: string;
   status: number;
   path: string;
 }
@@ -73,7 +74,7 @@ export function collectRequests(sim: RunningSimulator, everyMs = 10_000) {
     const entries = sim.control.requests.list();
     sim.control.requests.clear();
     for (const entry of entries)
-      all.push({ atMs: Date.parse(entry.at), status: entry.status, path: entry.path });
+      all.push({ atMs: Date.parse(entry.at), method: entry.method, status: entry.status, path: entry.path });
   };
   const timer = setInterval(drain, everyMs);
   return {
@@ -83,6 +84,27 @@ export function collectRequests(sim: RunningSimulator, everyMs = 10_000) {
       return all;
     },
   };
+}
+
+/** Token-endpoint POSTs in the simulator's log (member and service refreshes alike), and their answers. */
+export function tokenEndpointPosts(requests: readonly LoggedRequest[]): { posts: number; ok: number } {
+  const posts = requests.filter((r) => r.method === 'POST' && r.path.endsWith('/oauth/token'));
+  return { posts: posts.length, ok: posts.filter((r) => r.status === 200).length };
+}
+
+/**
+ * Token rows refreshed in [from, to) by their `last_refreshed_at` (the latest refresh only: a row
+ * refreshed twice counts once), members' rows (`member:<id>`) apart from the service's.
+ */
+export async function tokenRowsRefreshed(db: Kysely<DB>, from: Date, to: Date) {
+  const rows = await db
+    .selectFrom('rewards.oauth_tokens')
+    .select(['id'])
+    .where('last_refreshed_at', '>=', from)
+    .where('last_refreshed_at', '<', to)
+    .execute();
+  const members = rows.filter((row) => row.id.startsWith('member:')).length;
+  return { members, other: rows.length - members };
 }
 
 /** The most requests in any 1 s span (sliding), every credential together. */
@@ -183,6 +205,22 @@ export async function readTotals(db: Kysely<DB>): Promise<ReadTotals> {
       { reads: Number(row.reads), unchanged: Number(row.unchanged), records: Number(row.records) },
     ]),
   );
+}
+
+/** The run's reads and unchanged reads per kind (the increase from `before` to `after`), and their share. */
+export function unchangedShares(before: ReadTotals, after: ReadTotals) {
+  const perKind: Record<string, { reads: number; unchanged: number; unchangedShare: number | null }> = {};
+  let reads = 0;
+  let unchanged = 0;
+  for (const [kind, end] of after) {
+    const start = before.get(kind) ?? { reads: 0, unchanged: 0, records: 0 };
+    const r = end.reads - start.reads;
+    const u = end.unchanged - start.unchanged;
+    perKind[kind] = { reads: r, unchanged: u, unchangedShare: r === 0 ? null : u / r };
+    reads += r;
+    unchanged += u;
+  }
+  return { perKind, share: reads === 0 ? null : unchanged / reads, reads };
 }
 
 /** Requests per stream from sync_runs: the passes started in [from, to). */

@@ -1,5 +1,7 @@
 // Setup for bench/full-world.ts: connect the members and bring the warehouse to a steady state
-// before the measured run, without spending the measured run's rate limit or ledger.
+// before the measured run, without spending the measured run's rate limit or ledger; and the
+// payments the bench makes during the run.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
 import { sql, type Kysely } from 'kysely';
 import { createMemberApis } from '../../src/api/http-partner-api.js';
@@ -137,4 +139,82 @@ export async function markLocationsRead(db: Kysely<DB>): Promise<number> {
        set last_refreshed_at = now() - make_interval(secs => random() * 7 * 86400)
      where last_refreshed_at is null`.execute(db);
   return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Connected just before the run, every member's access token (60 min lifetime) would outlive a
+ * short run, where at the steady state a member read about hourly needs a refresh for nearly every
+ * read. Each member's stored expiry, which the token manager decides by (refreshing 2 min before
+ * it), is moved to a uniformly random moment of the next 60 minutes, so their refreshes fall in the
+ * run at the rate tokens expire (members / 60 per minute), each at the member's first read after.
+ */
+export async function spreadMemberTokenExpiry(db: Kysely<DB>): Promise<number> {
+  const result = await sql`
+    update rewards.oauth_tokens
+       set access_token_expires_at = now() + make_interval(secs => random() * 3600)
+     where id like 'member:%' and access_token_encrypted is not null`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * The alternative to spreadMemberTokenExpiry (`--token-expiry reads`), tied to the reads as at the
+ * steady state: a member read every I minutes (its most frequent kind, `member.visits`, I within
+ * [30, 60] min after the warm-up's first read) refreshes at every k-th read, k = ceil(58 / I) (the
+ * manager refreshes 2 min early), so its token was refreshed j reads before its latest, j uniform
+ * in 0..k−1, and expires 60 min after that read. Its next read then needs a refresh with
+ * probability 1/k, which the uniform spread makes only (t + 2) / 60 at minute t of the run.
+ */
+export async function memberTokenExpiryAfterReads(db: Kysely<DB>): Promise<number> {
+  const result = await sql`
+    update rewards.oauth_tokens t
+       set access_token_expires_at = m.last_read_at + interval '60 minutes'
+             - make_interval(secs => floor(random() * ceil(3480.0 / m.interval_seconds)) * m.interval_seconds)
+      from (select distinct on (record_id) 'member:' || lower(record_id) as id, last_read_at,
+                   interval_seconds
+              from rewards.record_reads
+             where kind like 'member.%' and interval_seconds > 0
+             order by record_id, interval_seconds, last_read_at desc) m
+     where t.id = m.id and t.access_token_encrypted is not null`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+export interface Payments {
+  paidAt: Map<string, number>;
+  failed: number;
+}
+
+/** Pays `count` intents at uniformly random moments of [0, windowMs): open ones whose full form the warehouse holds. */
+export async function payAtRandom(
+  sim: RunningSimulator,
+  db: Kysely<DB>,
+  count: number,
+  windowMs: number,
+): Promise<Payments> {
+  const payments: Payments = { paidAt: new Map(), failed: 0 };
+  const moments = Array.from({ length: count }, () => Math.random() * windowMs).sort((a, b) => a - b);
+  const started = Date.now();
+  for (const moment of moments) {
+    await sleep(Math.max(0, started + moment - Date.now()));
+    const candidates = await db
+      .selectFrom('rewards.payment_intents')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('payer_account_balance_id', 'is not', null)
+      .execute();
+    let paid = false;
+    for (const { id } of candidates.sort(() => Math.random() - 0.5).slice(0, 20)) {
+      if (payments.paidAt.has(id) || sim.control.intents.get(id).status !== 'pending') continue;
+      try {
+        const intent = sim.control.intents.pay(id);
+        payments.paidAt.set(id, Date.parse(intent.paid_at ?? new Date().toISOString()));
+        paid = intent.status === 'paid';
+        if (paid) break;
+        payments.paidAt.delete(id);
+      } catch {
+        // A wallet that cannot pay: try another.
+      }
+    }
+    if (!paid) payments.failed++;
+  }
+  return payments;
 }
