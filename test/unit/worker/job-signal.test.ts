@@ -7,9 +7,9 @@ describe("a job's abort signal", () => {
     const bullmq = new AbortController();
     const signal = withErrorReason(bullmq.signal);
     const attempt = pRetry(
-      async () => {
+      () => {
         bullmq.abort('worker shutting down');
-        throw new Error('request failed');
+        return Promise.reject(new Error('request failed'));
       },
       { retries: 3, minTimeout: 1, signal },
     );
