@@ -54,12 +54,12 @@ async function startSlowReceiver(delayMs: number): Promise<SlowReceiver> {
   };
 }
 
-/** The most requests the simulator logged in any 1 s span. */
-function busiestSecond(entries: readonly RequestLogEntry[]): number {
+/** The most requests the simulator logged in any span of `spanMs` (1 s by default). */
+function busiestSecond(entries: readonly RequestLogEntry[], spanMs = 1_000): number {
   const times = entries.map((entry) => Date.parse(entry.at)).sort((a, b) => a - b);
   let most = 0;
   for (let first = 0, last = 0; last < times.length; last++) {
-    while (times[last]! - times[first]! >= 1_000) first++;
+    while (times[last]! - times[first]! >= spanMs) first++;
     most = Math.max(most, last - first + 1);
   }
   return most;
@@ -188,7 +188,12 @@ describe('two workers, clocks 5 minutes ahead and 5 minutes behind, behind PgBou
     const requests = sim.control.requests.list();
     const busiest = busiestSecond(requests);
     expect(requests.length).toBeGreaterThan(8 * RPS);
-    expect(busiest).toBeLessThanOrEqual(RPS + 2);
+    // Starts are spaced one slot apart (at most RPS + 1 in a second); these are arrival times at the
+    // simulator, so a stall of the loaded machine can land requests of neighbouring slots in one
+    // second (13 seen once in CI with the whole suite running). Over 5 s the limit holds within that jitter;
+    // the clock-skew bug this guards against sent 23–24 in a second.
+    expect(busiest).toBeLessThanOrEqual(RPS + 3);
+    expect(busiestSecond(requests, 5_000)).toBeLessThanOrEqual(5 * RPS + 5);
     console.log(
       `[clock-skew] ${INTENTS} alerts, ${posts.length} POSTs (duplicates ${posts.length - new Set(posts).size}); ` +
         `${requests.length} API requests, busiest second ${busiest} (limit ${RPS})`,
