@@ -190,8 +190,8 @@ describe('two workers, clocks 5 minutes ahead and 5 minutes behind, behind PgBou
     expect(requests.length).toBeGreaterThan(8 * RPS);
     // Starts are spaced one slot apart (at most RPS + 1 in a second); these are arrival times at the
     // simulator, so a stall of the loaded machine can land requests of neighbouring slots in one
-    // second (13 seen once in CI with the whole suite running). Over 5 s the limit holds within that jitter;
-    // the clock-skew bug this guards against sent 23–24 in a second.
+    // second (13 seen once in CI with the whole suite running). Over 5 s the limit holds within
+    // that jitter; the clock-skew bug this guards against sent 23–24 in a second.
     expect(busiest).toBeLessThanOrEqual(RPS + 3);
     expect(busiestSecond(requests, 5_000)).toBeLessThanOrEqual(5 * RPS + 5);
     console.log(
