@@ -13,8 +13,7 @@ import pg from 'pg';
 import { createPartnerApi } from '../src/api/http-partner-api.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
 import { systemClock } from '../src/clock.js';
-import { loadConfig, secretValues } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../src/config.js';
 import { createMetrics } from '../src/metrics.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
 import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
@@ -28,6 +27,7 @@ import { verifyRewardsSignature } from '../src/alerts/verify-signature.js';
 import { createDatabase } from '../src/warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../src/warehouse/migrate.js';
 import { createTokenStore } from '../src/warehouse/oauth-tokens.js';
+import { benchLogger } from './lib/bench-logger.js';
 
 /** N open intents; `pay` of them paid at uniformly random moments over `payWindowMs`. */
 const SCENARIOS = [
@@ -109,12 +109,7 @@ async function main(): Promise<void> {
     ALERT_WEBHOOK_SECRET: secret,
     LOG_LEVEL: 'warn',
   });
-  const logger = createLogger({
-    level: 'warn',
-    pretty: false,
-    secrets: secretValues(config),
-    destination: process.stderr,
-  });
+  const logger = benchLogger(config, 'warn');
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
   const api = createPartnerApi({ config, redis, tokenStore: createTokenStore(db), logger });
   const deps: StreamDeps<PartnerApi> = {

@@ -29,8 +29,7 @@ import type { PartnerApi } from '../src/api/partner-api.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
 import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
 import { fixedClock } from '../src/clock.js';
-import { loadConfig, secretValues } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../src/config.js';
 import { createMetrics } from '../src/metrics.js';
 import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { BudgetStream } from '../src/sync/budget-allocation.js';
@@ -43,6 +42,7 @@ import { MEMBER_KINDS } from '../src/sync/member-read-plan.js';
 import type { ReadKind } from '../src/sync/read-cadence.js';
 import { createBenchDatabase } from './lib/bench-database.js';
 import { createTokenStore } from '../src/warehouse/oauth-tokens.js';
+import { benchLogger } from './lib/bench-logger.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -175,12 +175,7 @@ async function runMode(mode: Mode, members: number): Promise<ModeResult> {
     ...(mode === 'visits-6h' ? { FRESHNESS_CEILINGS: 'member.visits=6h' } : {}),
   };
   const config = loadConfig(env);
-  const logger = createLogger({
-    level: 'error',
-    pretty: false,
-    secrets: secretValues(config),
-    destination: process.stderr,
-  });
+  const logger = benchLogger(config);
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
   const clock = fixedClock(start);
   const db = database.db;

@@ -24,8 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, secretValues } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../src/config.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { PRODUCTION_WORLD_SIZE, startSimulator, type RunningSimulator } from '../src/simulator/index.js';
@@ -60,6 +59,7 @@ import {
 import { startChildWorkers, startInProcessWorkers, type MeasuredWorkers } from './lib/full-world-workers.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../src/warehouse/schema.js';
+import { benchLogger } from './lib/bench-logger.js';
 
 const PG = 'postgres://postgres@127.0.0.1:5432/postgres';
 const MIN = 60_000;
@@ -266,12 +266,7 @@ async function main(): Promise<void> {
     SVC_RATE_LIMIT_RPS: '100000',
     MEMBER_SYNC_SHARE: '1',
   });
-  const logger = createLogger({
-    level: 'error',
-    pretty: false,
-    secrets: secretValues(config),
-    destination: process.stderr,
-  });
+  const logger = benchLogger(config);
   const redis = createRedisClient(config.redis, { role: 'long-lived' });
   let workers: MeasuredWorkers | undefined;
   try {

@@ -1,0 +1,7 @@
+import { secretValues, type Config } from '../../src/config.js';
+import { createLogger, type Logger } from '../../src/log.js';
+
+/** The pipeline's logger for a bench: plain JSON on stderr (stdout is the report), secrets redacted. */
+export function benchLogger(config: Config, level: 'error' | 'warn' = 'error'): Logger {
+  return createLogger({ level, pretty: false, secrets: secretValues(config), destination: process.stderr });
+}
