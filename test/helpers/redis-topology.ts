@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port.js';
 
 // Real Redis topologies on loopback ports for the failover tests, and for `scripts/redis-topology.ts`
 // (a developer trying Sentinel or Cluster by hand): a Cluster of 3 primaries + 3 replicas, and a
@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 // removes the dir (a process exit hook does the same if a test run dies before its afterAll).
 
 const exec = promisify(execFile);
+export { freePort };
 
 export interface RedisServerProcess {
   port: number;
@@ -67,22 +68,6 @@ const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
-
-/** A TCP port nobody listens on right now (the kernel's pick; another process could take it first). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 async function freePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
