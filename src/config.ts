@@ -144,7 +144,7 @@ export interface Config {
   leases: { ttlMs: number };
   httpHost: string;
   httpPort: number;
-  /** When set, every endpoint but /healthz and /readyz wants `Authorization: Bearer <token>`. */
+  /** When set, every endpoint but /healthz and /readyz wants it (Bearer, or the password of Basic auth). */
   statusToken: Secret | undefined;
   logLevel: LogLevel;
 }

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RedisClient } from '../redis/connection.js';
@@ -13,6 +12,7 @@ import type { DB } from '../warehouse/schema.js';
 import { checkReadiness, type LivenessProbe } from './readiness.js';
 import { refreshGauges } from './refresh-gauges.js';
 import { singleFlightCache } from './single-flight-cache.js';
+import { STATUS_AUTH_CHALLENGE, statusTokenMatches } from './status-auth.js';
 import { renderStatusPage } from './status-page.js';
 
 export interface HttpServerOptions {
@@ -56,16 +56,8 @@ const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 const UNAUTHORIZED: Reply = {
   status: 401,
   type: TEXT,
-  body: 'unauthorized: send Authorization: Bearer <STATUS_TOKEN>\n',
+  body: 'unauthorized: STATUS_TOKEN is the password (any user name), or send Authorization: Bearer <STATUS_TOKEN>\n',
 };
-
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-
-/** Compares digests, so neither the token's length nor its prefix leaks through timing. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), digest(token));
-}
 
 const json = (status: number, value: unknown): Reply => ({
   status,
@@ -155,7 +147,7 @@ async function answer(
   response.writeHead(reply.status, {
     'content-type': reply.type,
     'cache-control': 'no-store',
-    ...(reply === UNAUTHORIZED ? { 'www-authenticate': 'Bearer realm="rewards-etl"' } : {}),
+    ...(reply === UNAUTHORIZED ? { 'www-authenticate': STATUS_AUTH_CHALLENGE } : {}),
   });
   response.end(request.method === 'HEAD' ? undefined : reply.body);
 }
@@ -174,7 +166,7 @@ async function replyTo(request: IncomingMessage, routes: Routes, options: HttpSe
   if (
     token !== undefined &&
     !OPEN_PATHS.has(path) &&
-    !bearerMatches(request.headers.authorization, token.reveal())
+    !statusTokenMatches(request.headers.authorization, token.reveal())
   ) {
     return UNAUTHORIZED;
   }

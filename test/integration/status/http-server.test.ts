@@ -16,6 +16,8 @@ import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpe
 import { NOW, WEBHOOK_SECRET, seedQueues, seedStatusData, statusTestConfig } from './seed-status.js';
 
 const logger = createLogger({ level: 'silent', pretty: false });
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 
 describe('the HTTP server on HTTP_PORT', () => {
   let database: TestDatabase;
@@ -219,7 +221,7 @@ describe('the HTTP server on HTTP_PORT', () => {
     }
   });
 
-  it('STATUS_TOKEN: everything but /healthz and /readyz wants the bearer token', async () => {
+  it('STATUS_TOKEN: everything but /healthz and /readyz wants the token, as Basic auth password or Bearer', async () => {
     const token = 'status-token-0123456789abcdef';
     const other = await startOther({
       config: { ...config, statusToken: loadConfig({ STATUS_TOKEN: token }).statusToken },
@@ -233,17 +235,51 @@ describe('the HTTP server on HTTP_PORT', () => {
       for (const path of ['/', '/status', '/status.json', '/metrics']) {
         const refused = await get(path);
         expect(refused.status).toBe(401);
-        expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
+        expect(refused.headers.get('www-authenticate')).toBe('Basic realm="rewards-etl"');
         expect(await refused.text()).not.toContain('verdict');
         expect((await get(path, `Bearer ${token}x`)).status).toBe(401);
         expect((await get(path, token)).status).toBe(401);
+        expect((await get(path, basic('x', `${token}x`))).status).toBe(401);
+        expect((await get(`${path}?token=${token}`)).status).toBe(401);
         expect((await get(path, `Bearer ${token}`)).status).toBe(200);
+        expect((await get(path, basic('x', token))).status).toBe(200);
       }
       expect((await get('/healthz')).status).toBe(200);
       expect((await get('/readyz')).status).toBe(200);
     } finally {
       await other.close();
     }
+  });
+
+  it('STATUS_TOKEN: neither the token nor the Authorization header reaches a log line', async () => {
+    const token = 'status-token-never-logged-0123';
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const deadDb = createDatabase({ url: 'postgres://postgres@127.0.0.1:1/rewards_etl', maxConnections: 1 });
+    const other = await startOther({
+      db: deadDb, // every route fails, so the server logs what it logs on errors
+      config: { ...config, statusToken: loadConfig({ STATUS_TOKEN: token }).statusToken },
+      logger: createLogger({ level: 'trace', pretty: false, destination }),
+    });
+    try {
+      for (const authorization of [basic('ops', token), basic('ops', `${token}-wrong`), `Bearer ${token}`]) {
+        for (const path of ['', 'status.json', 'metrics', 'readyz'])
+          await fetch(`${other.url}${path}`, { headers: { authorization } });
+      }
+    } finally {
+      await other.close();
+      await deadDb.destroy();
+    }
+    expect(lines.length).toBeGreaterThan(1);
+    const log = lines.join('');
+    for (const secret of [token, basic('ops', token).slice(6), basic('ops', `${token}-wrong`).slice(6)])
+      expect(log).not.toContain(secret);
+    expect(log.toLowerCase()).not.toContain('authorization');
   });
 
   it('bound beyond loopback without STATUS_TOKEN, it warns in the log; on loopback or with a token it does not', async () => {

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import { loadConfig, type Config } from '../../../src/config.js';
 import type { DB } from '../../../src/warehouse/schema.js';
 import { saveCheckinsState } from '../../../src/warehouse/sync-windows.js';
+import { workersKey, type WorkerRecord } from '../../../src/worker/worker-records.js';
 
 // A warehouse in a known, slightly troubled state, for status, /metrics and the status page.
 
@@ -183,4 +184,79 @@ export async function seedQueues(redis: Redis, prefix: string): Promise<void> {
   } finally {
     await queue.close();
   }
+}
+
+/**
+ * Failures with long texts, as real ones are (a URL, an error chain): a failed locations pass, a
+ * failed window and a retrying alert. For the browser test's narrow screens.
+ */
+export async function seedLongFailures(db: Kysely<DB>): Promise<void> {
+  await db
+    .insertInto('rewards.sync_runs')
+    .values({
+      stream: 'locations',
+      started_at: ago(4 * MIN),
+      finished_at: ago(3 * MIN),
+      status: 'failed',
+      rows: 0,
+      requests: 7,
+      error:
+        'GET https://partner.example.com/v1/restaurants/5f2c9a1e-7d44-4c1b-9a0e-3b8f6d2e1c47/locations?page=12&page_size=100 failed after 5 attempts: ECONNRESET (socket hang up while reading the response body)',
+    })
+    .execute();
+  await db
+    .insertInto('rewards.sync_windows')
+    .values({
+      stream: 'checkins',
+      window_start: ago(12 * HOUR),
+      window_end: ago(11 * HOUR),
+      status: 'failed',
+      attempts: 5,
+      last_error:
+        'page 37 of 52 shifted twice while paging (total_count 5,112 then 5,140 then 5,171): giving up this attempt; the window keeps its checkpoint at created_at=2026-11-22T01:14:09.000Z',
+      next_attempt_at: ago(-20 * MIN),
+    })
+    .execute();
+  await db
+    .insertInto('rewards.alerts')
+    .values({
+      id: '50000000-0000-4000-8000-000000000000',
+      type: 'payment_intent.paid',
+      payment_intent_id: '55500000-0000-4000-8000-000000000000',
+      payload: '{}',
+      created_at: ago(HOUR),
+      attempts: 6,
+      last_error:
+        'HTTP 503: <html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx/1.25.3</center></body></html>',
+      next_attempt_at: ago(-4 * MIN),
+    })
+    .execute();
+}
+
+/** One worker process reporting itself stuck (its streams queue idle with jobs ready), seen just now. */
+export async function seedStuckWorker(redis: Redis, prefix: string): Promise<void> {
+  const record: WorkerRecord = {
+    id: 'db-7:4242:1',
+    host: 'db-7',
+    pid: 4242,
+    startedAt: ago(2 * HOUR).toISOString(),
+    seenAt: NOW.toISOString(),
+    idleTimeoutSeconds: 60,
+    stuck: true,
+    queues: [
+      {
+        queue: 'streams',
+        concurrency: 3,
+        active: 0,
+        jobsStarted: 1_204,
+        lastJobStartedAt: ago(3 * MIN).toISOString(),
+        lastFetchAt: ago(70_000).toISOString(),
+        readyJobs: 3,
+        idleWithWorkSeconds: 72,
+        silentSeconds: 70,
+        stuck: true,
+      },
+    ],
+  };
+  await redis.hset(workersKey(prefix), record.id, JSON.stringify(record));
 }
