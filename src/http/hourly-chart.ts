@@ -18,8 +18,21 @@ export const STREAM_COLORS: Record<StreamName, string> = {
 };
 const FALLBACK_COLOR = '#8c8c8c';
 
-const WIDTH = 960;
-const HEIGHT = 240;
+/**
+ * The chart's drawing units. A browser scales the drawing to the card's width, text included, so a
+ * phone gets a drawing of its own: fewer units across (its 12-unit text stays readable) and an
+ * hour label every 6 hours instead of 3.
+ */
+export interface ChartLayout {
+  name: 'wide' | 'narrow';
+  width: number;
+  height: number;
+  labelEvery: number;
+}
+
+export const WIDE_CHART: ChartLayout = { name: 'wide', width: 960, height: 240, labelEvery: 3 };
+export const NARROW_CHART: ChartLayout = { name: 'narrow', width: 400, height: 220, labelEvery: 6 };
+
 const LEFT = 64;
 const RIGHT = 12;
 const TOP = 14;
@@ -47,10 +60,10 @@ interface ChartScale {
   y(value: number): number;
 }
 
-function chartScale(hourCount: number, totals: number[]): ChartScale {
+function chartScale(layout: ChartLayout, hourCount: number, totals: number[]): ChartScale {
   const top = niceCeiling(Math.max(0, ...totals));
-  const plotWidth = WIDTH - LEFT - RIGHT;
-  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const plotWidth = layout.width - LEFT - RIGHT;
+  const plotHeight = layout.height - TOP - BOTTOM;
   const slot = plotWidth / Math.max(1, hourCount);
   return {
     top,
@@ -62,11 +75,11 @@ function chartScale(hourCount: number, totals: number[]): ChartScale {
   };
 }
 
-export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
+export function renderHourlyChart(throughput: HourlyThroughput, layout: ChartLayout = WIDE_CHART): SafeHtml {
   const hours = throughput.hours;
   const totals = hours.map((_, i) => throughput.series.reduce((sum, s) => sum + (s.rows[i] ?? 0), 0));
-  const scale = chartScale(hours.length, totals);
-  const bars = hours.map((hour, i) => hourBar(throughput, scale, hour, i));
+  const scale = chartScale(layout, hours.length, totals);
+  const bars = hours.map((hour, i) => hourBar(throughput, { scale, layout }, hour, i));
   const empty = totals.every((total) => total === 0)
     ? html`<text
         class="empty"
@@ -77,17 +90,17 @@ export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
       >`
     : '';
   return html`<svg
-    class="chart"
-    viewBox="0 0 ${WIDTH} ${HEIGHT}"
+    class="chart ${layout.name}"
+    viewBox="0 0 ${layout.width} ${layout.height}"
     role="img"
     aria-label="Rows ingested per hour, last ${hours.length} hours, by stream"
     preserveAspectRatio="xMidYMid meet"
   >
-    ${gridLines(scale)}
+    ${gridLines(scale, layout)}
     <line
       class="baseline"
       x1="${LEFT}"
-      x2="${WIDTH - RIGHT}"
+      x2="${layout.width - RIGHT}"
       y1="${scale.y(0).toFixed(1)}"
       y2="${scale.y(0).toFixed(1)}"
     />
@@ -95,13 +108,13 @@ export function renderHourlyChart(throughput: HourlyThroughput): SafeHtml {
   </svg>`;
 }
 
-function gridLines(scale: ChartScale): SafeHtml[] {
+function gridLines(scale: ChartScale, layout: ChartLayout): SafeHtml[] {
   return [0, 0.25, 0.5, 0.75, 1].map((fraction) => {
     const y = scale.y(scale.top * fraction);
     return html`<line
         class="grid"
         x1="${LEFT}"
-        x2="${WIDTH - RIGHT}"
+        x2="${layout.width - RIGHT}"
         y1="${y.toFixed(1)}"
         y2="${y.toFixed(1)}"
       />
@@ -111,8 +124,13 @@ function gridLines(scale: ChartScale): SafeHtml[] {
   });
 }
 
-/** One hour's stacked segments, one per stream, and its label on every third hour and the current one. */
-function hourBar(throughput: HourlyThroughput, scale: ChartScale, hour: string, i: number): SafeHtml {
+/** One hour's stacked segments, one per stream, and its label every few hours and on the current one. */
+function hourBar(
+  throughput: HourlyThroughput,
+  { scale, layout }: { scale: ChartScale; layout: ChartLayout },
+  hour: string,
+  i: number,
+): SafeHtml {
   const hours = throughput.hours;
   let base = 0;
   const x = LEFT + i * scale.slot + (scale.slot - scale.barWidth) / 2;
@@ -134,7 +152,7 @@ function hourBar(throughput: HourlyThroughput, scale: ChartScale, hour: string, 
       ><title>${series.stream}, ${label}: ${formatCount(rows)} rows</title></rect
     >`;
   });
-  // Every third hour labelled, and always the current one, so 24 labels never collide.
-  const labelled = (hours.length - 1 - i) % 3 === 0;
-  return html`${segments}${labelled ? html`<text class="axis" x="${(x + scale.barWidth / 2).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${i === hours.length - 1 ? 'now' : hour.slice(11, 16)}</text>` : ''}`;
+  // Every few hours labelled, and always the current one, so the labels never collide.
+  const labelled = (hours.length - 1 - i) % layout.labelEvery === 0;
+  return html`${segments}${labelled ? html`<text class="axis" x="${(x + scale.barWidth / 2).toFixed(1)}" y="${layout.height - 10}" text-anchor="middle">${i === hours.length - 1 ? 'now' : hour.slice(11, 16)}</text>` : ''}`;
 }

@@ -16,6 +16,7 @@ import {
   NOW,
   seedLongFailures,
   seedQueues,
+  seedRecordReads,
   seedStatusData,
   seedStuckWorker,
   statusTestConfig,
@@ -28,6 +29,13 @@ import {
 const ARTIFACTS = 'test-artifacts/status-page';
 const STATUS_TOKEN = 'status-token-for-the-browser-0123';
 const WIDTHS = [390, 768, 1400] as const;
+
+/** What the page-side callbacks read of the browser's window (the tests compile without the DOM lib). */
+interface BrowserWindow {
+  innerWidth: number;
+  innerHeight: number;
+  document: { documentElement: { scrollWidth: number } };
+}
 
 describe.skipIf(missingTools('chromium'))('the status page in a real browser', () => {
   let database: TestDatabase;
@@ -42,6 +50,7 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
     redis = createTestRedis();
     await seedStatusData(database.db);
     await seedLongFailures(database.db);
+    await seedRecordReads(database.db);
     await seedQueues(redis, prefix);
     await seedStuckWorker(redis, prefix);
     server = await startHttpServer({
@@ -55,7 +64,7 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
       logger: createLogger({ level: 'silent', pretty: false }),
     });
     browser = await chromium.launch({
-      executablePath: toolPath('chromium'),
+      executablePath: toolPath('chromium') ?? 'chromium',
       args: [
         '--headless',
         '--no-sandbox',
@@ -89,8 +98,10 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
     return context.newPage();
   };
 
-  it('a browser without the token is asked for it (401, WWW-Authenticate: Basic) and shown nothing', async () => {
-    const context = await browser.newContext();
+  it('a browser is asked for the token (401, WWW-Authenticate: Basic) and shown nothing with a wrong one', async () => {
+    const context = await browser.newContext({
+      httpCredentials: { username: 'operator', password: `${STATUS_TOKEN}-wrong` },
+    });
     const page = await context.newPage();
     const response = await page.goto(`${origin()}/`);
     expect(response?.status()).toBe(401);
@@ -109,9 +120,9 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
     expect(response?.status()).toBe(200);
 
     await expect.poll(() => page.title()).toBe('ATTENTION · rewards-etl status');
-    expect(await page.locator('#verdict').innerText()).toBe('ATTENTION — 8 problems');
+    expect(await page.locator('#verdict').innerText()).toBe('ATTENTION — 9 problems');
     const problems = await page.locator('header .problems li').allInnerTexts();
-    expect(problems).toContain('2 failed windows');
+    expect(problems).toContain('3 failed windows');
     expect(problems).toContain('1 failed alert');
     expect(problems.some((text) => text.startsWith('worker db-7:4242 stuck'))).toBe(true);
 
@@ -120,10 +131,11 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
       .allInnerTexts();
     expect(streamCells.map((text) => text.trim())).toEqual(STREAM_NAMES);
 
-    const chart = page.locator('svg.chart');
+    const chart = page.locator('svg.chart.wide');
     await expect.poll(() => chart.isVisible()).toBe(true);
-    // Current hour: checkins, restaurants, balance, locations; 2 h ago: checkins, payment_intents; 3 h ago: restaurants.
-    expect(await chart.locator('rect.bar').count()).toBe(7);
+    // Current hour: checkins, restaurants, balance (the failed locations pass wrote no row); 2 h ago:
+    // checkins, payment_intents; 3 h ago: restaurants.
+    expect(await chart.locator('rect.bar').count()).toBe(6);
     expect(await chart.locator('rect.bar[data-stream="checkins"]').count()).toBe(2);
     const box = await chart.locator('rect.bar[data-stream="restaurants"]').last().boundingBox();
     expect(box?.height ?? 0).toBeGreaterThan(20);
@@ -144,12 +156,27 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
       expect((await page.goto(`${origin()}/`))?.status()).toBe(200);
       await page.screenshot({ path: join(ARTIFACTS, `status-page-${width}.png`), fullPage: true });
 
-      const layout = await page.evaluate(() => ({
-        scrollWidth: document.documentElement.scrollWidth,
-        innerWidth: window.innerWidth,
-        innerHeight: window.innerHeight,
-      }));
-      expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth);
+      const layout = await page.evaluate(() => {
+        const view = globalThis as unknown as BrowserWindow;
+        return {
+          scrollWidth: view.document.documentElement.scrollWidth,
+          innerWidth: view.innerWidth,
+          innerHeight: view.innerHeight,
+        };
+      });
+      const sticking = await page.locator('body *').evaluateAll((elements) =>
+        elements
+          .filter(
+            (element) =>
+              element.getBoundingClientRect().right >
+              (globalThis as unknown as BrowserWindow).innerWidth + 0.5,
+          )
+          .slice(0, 5)
+          .map((element) => `<${element.tagName.toLowerCase()}> ${(element.textContent ?? '').slice(0, 40)}`),
+      );
+      expect(layout.scrollWidth, `sticking out: ${sticking.join(' | ')}`).toBeLessThanOrEqual(
+        layout.innerWidth,
+      );
 
       // The verdict is on the first screen, above everything else the page shows.
       const verdict = await page.locator('#verdict').boundingBox();
@@ -157,7 +184,7 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
       expect(verdict!.y + verdict!.height).toBeLessThanOrEqual(layout.innerHeight);
       const firstSection = await page.locator('main section').first().boundingBox();
       expect(verdict!.y).toBeLessThan(firstSection!.y);
-      expect(await page.locator('header .problems li').count()).toBe(8);
+      expect(await page.locator('header .problems li').count()).toBe(9);
 
       // Every error text: shown, whole, and inside the viewport's width (none clipped by its box).
       const errors = await page.locator('.err').evaluateAll((cells) =>
@@ -188,15 +215,20 @@ describe.skipIf(missingTools('chromium'))('the status page in a real browser', (
       expect(body).toContain('gave up');
       expect(body).toMatch(/STUCK: streams idle \d+ s with 3 ready; restarting/);
 
+      // One drawing of the hourly chart, the one drawn for this width (its text stays readable).
+      expect(await page.locator('svg.chart:visible').count()).toBe(1);
+      expect(await page.locator(`svg.chart.${width < 600 ? 'narrow' : 'wide'}`).isVisible()).toBe(true);
+
       // No card, section or table spills past the viewport.
-      const spills = await page
-        .locator('section, .card, .grid2 > div, table')
-        .evaluateAll((boxes) =>
-          boxes
-            .map((box) => box.getBoundingClientRect())
-            .filter((rect) => rect.left < 0 || rect.right > window.innerWidth)
-            .map((rect) => `${rect.left}..${rect.right}`),
-        );
+      const spills = await page.locator('section, .card, .grid2 > div, table').evaluateAll((boxes) =>
+        boxes
+          .map((box): { left: number; right: number } => {
+            const { left, right } = box.getBoundingClientRect();
+            return { left, right };
+          })
+          .filter((rect) => rect.left < 0 || rect.right > (globalThis as unknown as BrowserWindow).innerWidth)
+          .map((rect) => `${rect.left}..${rect.right}`),
+      );
       expect(spills).toEqual([]);
       await page.context().close();
     });

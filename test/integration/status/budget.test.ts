@@ -89,7 +89,9 @@ describe('the budget in status', () => {
     for (const line of text.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(100);
     const page = renderStatusPage(report, thresholdsFor(config));
     expect(page).toContain('<h2>Budget');
-    expect(page).toMatch(/<td>payment_intents<\/td>\s*<td>50 %<\/td>\s*<td class="num">18,000<\/td>/);
+    expect(page).toMatch(
+      /<td data-label="stream">payment_intents<\/td><td data-label="share" class="num">50 %<\/td><td data-label="floor\/h" class="num">18,000<\/td>/,
+    );
   });
 
   it('says the budget is unknown, not zero, without Redis', async () => {

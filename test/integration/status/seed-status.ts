@@ -233,6 +233,27 @@ export async function seedLongFailures(db: Kysely<DB>): Promise<void> {
     .execute();
 }
 
+/** Record reads of two kinds (one past its ceiling), so the Freshness table has rows to show. */
+export async function seedRecordReads(db: Kysely<DB>): Promise<void> {
+  const read = (kind: string, i: number, readAgoMs: number) => ({
+    kind,
+    record_id: `r-${kind}-${i}`,
+    last_read_at: ago(readAgoMs),
+    last_changed_at: ago(readAgoMs * 3),
+    interval_seconds: 3_600,
+    next_due_at: ago(readAgoMs - HOUR),
+    reads: 4,
+    unchanged_reads: 2,
+  });
+  await db
+    .insertInto('rewards.record_reads')
+    .values([
+      ...Array.from({ length: 6 }, (_, i) => read('location.open_hours', i, (i + 1) * 20 * MIN)),
+      ...Array.from({ length: 4 }, (_, i) => read('restaurant.challenges', i, (i + 1) * 2 * HOUR)),
+    ])
+    .execute();
+}
+
 /** One worker process reporting itself stuck (its streams queue idle with jobs ready), seen just now. */
 export async function seedStuckWorker(redis: Redis, prefix: string): Promise<void> {
   const record: WorkerRecord = {
