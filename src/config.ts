@@ -1,3 +1,4 @@
+import { standardWebhooksKey, type AlertSignatureScheme } from './alerts/sign-alert.js';
 import type { AlertEventType } from './sync/alert-events.js';
 import { envSchema, type Env, type LogLevel } from './config/env-schema.js';
 import { packageVersion } from './package-info.js';
@@ -135,6 +136,8 @@ export interface Config {
     /** The password as written in ALERT_WEBHOOK_URL (percent-encoded), for scrubbing. */
     webhookPassword: Secret | undefined;
     webhookSecret: Secret | undefined;
+    /** ALERT_SIGNATURE_SCHEME: `Rewards-Signature` (Stripe's scheme) or the Standard Webhooks headers. */
+    signatureScheme: AlertSignatureScheme;
     /** How much of a receiver's reply is read; the rest is dropped unread. */
     maxReplyBytes: number;
     /** The event types raised (ALERT_EVENTS); `payment_intent.paid` alone by default. */
@@ -157,6 +160,8 @@ export function secretValues(config: Config): string[] {
     config.oauth?.refreshToken?.reveal(),
     config.oauth?.encryptionKey.reveal().toString('base64'),
     config.alerts.webhookSecret?.reveal(),
+    // The key part of a `whsec_…` secret, which a receiver's error might echo on its own.
+    config.alerts.webhookSecret?.reveal().replace(/^whsec_/, ''),
     config.statusToken?.reveal(),
   ];
   const long = values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
@@ -292,6 +297,19 @@ function splitWebhookUrl(
   };
 }
 
+/** With Standard Webhooks the secret is `whsec_<base64 key>`: refused at start-up when it is not. */
+function checkedWebhookSecret(env: Env): Secret | undefined {
+  const secret = env.ALERT_WEBHOOK_SECRET;
+  if (secret === undefined || env.ALERT_SIGNATURE_SCHEME !== 'standard-webhooks') return secret;
+  const parsed = standardWebhooksKey(secret.reveal());
+  if (!parsed.ok)
+    throw new ConfigError(
+      'ALERT_WEBHOOK_SECRET',
+      `with ALERT_SIGNATURE_SCHEME=standard-webhooks it ${parsed.reason}`,
+    );
+  return secret;
+}
+
 /** Retention must spare the look-back (still re-checked) and the rollup must outlive the rows it sums. */
 function checkRetention(env: Env): void {
   const raw = env.CHECKINS_RETENTION;
@@ -338,7 +356,8 @@ function toConfig(env: Env): Config {
     freshness: { cadences: freshnessCadences(env.FRESHNESS_FLOOR, env.FRESHNESS_CEILINGS) },
     alerts: {
       ...splitWebhookUrl(env.ALERT_WEBHOOK_URL, env.SVC_ALLOW_PLAIN_HTTP),
-      webhookSecret: env.ALERT_WEBHOOK_SECRET,
+      webhookSecret: checkedWebhookSecret(env),
+      signatureScheme: env.ALERT_SIGNATURE_SCHEME,
       maxReplyBytes: env.ALERT_WEBHOOK_MAX_REPLY_SIZE,
       events: new Set(env.ALERT_EVENTS),
     },

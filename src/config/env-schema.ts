@@ -1,6 +1,7 @@
 import parseBytes from 'bytes';
 import { z } from 'zod';
 import { parseDuration } from '../duration.js';
+import { ALERT_SIGNATURE_SCHEMES } from '../alerts/sign-alert.js';
 import { Secret } from '../secret.js';
 import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from '../sync/alert-events.js';
 import { parseReadCeilings } from '../sync/read-ceilings.js';
@@ -195,6 +196,9 @@ export const envSchema = z.object({
     .default(30_000),
   ALERT_WEBHOOK_URL: url(['http:', 'https:']).optional(),
   ALERT_WEBHOOK_SECRET: secret.optional(),
+  ALERT_SIGNATURE_SCHEME: z
+    .enum(ALERT_SIGNATURE_SCHEMES, { error: `must be one of ${ALERT_SIGNATURE_SCHEMES.join(', ')}` })
+    .default('rewards'),
   ALERT_WEBHOOK_MAX_REPLY_SIZE: byteSize.default(64 * 1024),
   ALERT_EVENTS: z
     .string()

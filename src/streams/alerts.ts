@@ -4,7 +4,7 @@ import {
   DEFAULT_ALERT_DELIVERY_POLICY,
   type AlertDeliveryPolicy,
 } from '../alerts/delivery-policy.js';
-import { alertRequestHeaders } from '../alerts/sign-alert.js';
+import { alertRequestHeaders, type AlertSignatureScheme } from '../alerts/sign-alert.js';
 import { postAlert } from '../alerts/webhook-sender.js';
 import {
   claimDueAlerts,
@@ -58,7 +58,7 @@ export async function runAlertsPass(
     };
   }
 
-  const webhook = webhookOf(config.alerts, url, secret);
+  const webhook = webhookOf(config, url, secret);
   const tally: DeliveryTally = { delivered: 0, failedAttempts: 0, gaveUp: 0 };
   const context = { webhook, policy, log, tally };
   let handled = 0;
@@ -104,7 +104,7 @@ export async function deliverAlertsNow(
   const { webhookUrl: url, webhookSecret: secret } = deps.config.alerts;
   if (url === undefined || secret === undefined || ids.length === 0) return tally;
   const context = {
-    webhook: webhookOf(deps.config.alerts, url, secret),
+    webhook: webhookOf(deps.config, url, secret),
     policy,
     log: deps.logger.child({ stream: STREAM }),
     tally,
@@ -145,19 +145,26 @@ export function deliverAlertsSoon(deps: StreamDeps<unknown>, ids: readonly strin
 interface Webhook {
   url: string;
   secret: string;
+  /** ALERT_SIGNATURE_SCHEME: `rewards` or `standard-webhooks`. */
+  scheme: AlertSignatureScheme;
+  /** The User-Agent of every request we send (SVC_USER_AGENT, or `rewards-etl/<version>`). */
+  userAgent: string;
   maxReplyBytes: number;
   /** `Basic …` when ALERT_WEBHOOK_URL carried user:password (docs/payment-intents.md). */
   authorization: string | undefined;
 }
 
 function webhookOf(
-  alerts: StreamDeps<unknown>['config']['alerts'],
+  config: StreamDeps<unknown>['config'],
   url: string,
   secret: NonNullable<StreamDeps<unknown>['config']['alerts']['webhookSecret']>,
 ): Webhook {
+  const { alerts } = config;
   return {
     url,
     secret: secret.reveal(),
+    scheme: alerts.signatureScheme,
+    userAgent: config.api.userAgent,
     maxReplyBytes: alerts.maxReplyBytes,
     authorization: alerts.webhookAuthorization?.reveal(),
   };
@@ -248,7 +255,14 @@ async function deliverOne(
     payload: alert.payload,
   });
   const headers = {
-    ...alertRequestHeaders({ alertId: alert.id, rawBody, now: input.now, secret: input.secret }),
+    ...alertRequestHeaders({
+      alertId: alert.id,
+      rawBody,
+      now: input.now,
+      secret: input.secret,
+      scheme: input.scheme,
+      userAgent: input.userAgent,
+    }),
     ...(input.authorization === undefined ? {} : { authorization: input.authorization }),
   };
   const result = await postAlert({

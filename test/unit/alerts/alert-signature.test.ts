@@ -64,9 +64,16 @@ describe('Rewards-Signature', () => {
     });
   });
 
-  it('headers carry the content type, the event id and the signature', () => {
-    const headers = alertRequestHeaders({ alertId: 'a1', rawBody: '{}', now, secret });
+  it('headers carry the content type, our User-Agent, the event id and the signature', () => {
+    const headers = alertRequestHeaders({
+      alertId: 'a1',
+      rawBody: '{}',
+      now,
+      secret,
+      userAgent: 'rewards-etl/9.9.9',
+    });
     expect(headers['Content-Type']).toBe('application/json');
+    expect(headers['User-Agent']).toBe('rewards-etl/9.9.9');
     expect(headers['Rewards-Event-Id']).toBe('a1');
     expect(headers['Rewards-Signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(JSON.stringify(headers)).not.toContain(secret);
