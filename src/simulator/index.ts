@@ -26,6 +26,7 @@ export { TRUTH_KINDS } from './truth-log.js';
 export { DEFAULT_CHANGE_SETTINGS } from './changes/change-settings.js';
 export { DEFAULT_WORLD_SIZE, PRODUCTION_WORLD_SIZE } from './world-size.js';
 export { worldOptionsFromFlags } from './simulator-flags.js';
+export { DEFAULT_SIMULATOR_PORT } from './default-port.js';
 
 export interface RunningSimulator {
   baseUrl: string;
@@ -97,6 +98,7 @@ export function formatSimulatorBanner(sim: RunningSimulator): string {
     `SVC_OAUTH_CLIENT_ID=${c.clientId}`,
     `SVC_OAUTH_CLIENT_SECRET=${c.clientSecret}`,
     `SVC_OAUTH_REFRESH_TOKEN=${c.refreshToken}`,
+    `SVC_OAUTH_REDIRECT_URI=${c.redirectUri}`,
     '',
   ].join('\n');
 }

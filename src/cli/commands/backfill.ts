@@ -44,16 +44,53 @@ async function backfill(context: CliContext, options: BackfillOptions): Promise<
       `planned ${planned} new window(s) in ${from.toISOString()} .. ${to.toISOString()}; enqueued ${enqueued} for the workers\n`,
     );
     if (options.wait !== true) return;
-    if (!(await anyWindowWorker(runtime))) {
-      context.stderr.write('no worker is running on this Redis yet: start `rewards-etl worker` (waiting)\n');
-    }
+    const controller = new AbortController();
+    const paging = (await anyWindowWorker(runtime))
+      ? undefined
+      : pageHere(context, { ...runtime.deps, signal: controller.signal }, { from, to });
     const { windowsInRange } = await import('../../warehouse/sync-windows.js');
-    await waitForRange(context, async () =>
-      summarizeProgress(await windowsInRange(runtime.db, { from, to })),
-    );
+    try {
+      await waitForRange(
+        context,
+        async () => summarizeProgress(await windowsInRange(runtime.db, { from, to })),
+        {
+          finished: () => paging?.settled === true,
+          interrupted: () => controller.abort(new Error('interrupted')),
+        },
+      );
+    } finally {
+      controller.abort(new Error('backfill ended'));
+      await paging?.done;
+    }
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * No worker takes the windows (README's order runs `backfill --wait` before `worker`): page them in
+ * this process, saying so, rather than wait for ever. A worker started meanwhile shares the work.
+ */
+function pageHere(
+  context: CliContext,
+  deps: Runtime['deps'],
+  range: { from: Date; to: Date },
+): { done: Promise<void>; settled: boolean } {
+  context.stderr.write(
+    'no worker is running on this Redis: paging the range in this process (a worker started meanwhile shares the windows)\n',
+  );
+  const state = { settled: false, done: Promise.resolve() };
+  state.done = (async () => {
+    try {
+      const { pageRangeHere } = await import('../../streams/checkins/page-range.js');
+      await pageRangeHere(deps, range);
+    } finally {
+      state.settled = true;
+    }
+  })();
+  // Its error (a pause the API asked for, say) is thrown by `await paging.done` once waiting ends.
+  state.done.catch(() => undefined);
+  return state;
 }
 
 /** `--to`, or now minus CHECKINS_SAFETY_LAG: never a range the feed may still add to. */
@@ -98,7 +135,12 @@ async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
   }
 }
 
-async function waitForRange(context: CliContext, read: () => Promise<BackfillProgress>): Promise<void> {
+async function waitForRange(
+  context: CliContext,
+  read: () => Promise<BackfillProgress>,
+  /** `finished`: this process's own paging is over (nothing more will move without a worker). */
+  hooks: { finished: () => boolean; interrupted: () => void },
+): Promise<void> {
   const { SingleBar, Presets } = await import('cli-progress');
   const tty = (context.stdout as NodeJS.WriteStream).isTTY === true;
   const startedAt = Date.now();
@@ -106,6 +148,7 @@ async function waitForRange(context: CliContext, read: () => Promise<BackfillPro
   let interrupted = false;
   const detach = onInterrupt(() => {
     interrupted = true;
+    hooks.interrupted();
   });
   const bar = tty
     ? new SingleBar(
@@ -143,17 +186,28 @@ async function waitForRange(context: CliContext, read: () => Promise<BackfillPro
             `${eta === null ? '' : `, ETA ${Math.round(eta)} s`}, ${progress.failed} failed\n`,
         );
       }
-      if (progress.done || interrupted) break;
+      if (progress.done || interrupted || hooks.finished()) break;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   } finally {
     bar?.stop();
     detach();
   }
-  const final = await read();
+  reportEnd(context, await read(), interrupted);
+}
+
+/** The last line; exit 1 when windows failed, or when paging here ended with windows not complete. */
+function reportEnd(context: CliContext, final: BackfillProgress, interrupted: boolean): void {
+  const state = final.done ? 'done' : interrupted ? 'still running (interrupted)' : 'stopped';
   context.stdout.write(
-    `backfill ${final.done ? 'done' : 'still running (interrupted)'}: ${final.complete}/${final.windows} windows, ${final.rows} rows, ${final.failed} failed\n`,
+    `backfill ${state}: ${final.complete}/${final.windows} windows, ${final.rows} rows, ${final.failed} failed\n`,
   );
   if (final.failed > 0)
     throw new CliExit(ExitCode.failed, `${final.failed} window(s) failed; see rewards-etl status`);
+  if (state === 'stopped') {
+    throw new CliExit(
+      ExitCode.failed,
+      `${final.windows - final.complete} window(s) not complete after paging them here; a worker retries them (see rewards-etl status)`,
+    );
+  }
 }

@@ -5,7 +5,7 @@ import { CliExit, ExitCode } from '../exit-codes.js';
 export function demoCommand(context: CliContext): Command {
   return new Command('demo')
     .description(
-      'the whole pipeline once, end to end, with no configuration: the simulator in-process, a fresh rewards_etl_demo database, every stream, a summary and three analytics answers',
+      "the whole pipeline once, end to end, with no configuration: the simulator in-process, a fresh rewards_etl_demo database, every stream, a summary and four analytics answers by SQL (busiest restaurants, pay-enabled share, median visit by cohort, members' visits by tier)",
     )
     .option('--check-ins <n>', 'check-ins the simulator generates', '30000')
     .action(async (options: { checkIns: string }) => {

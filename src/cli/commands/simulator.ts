@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import type { WorldFlags } from '../../simulator/simulator-flags.js';
+import { DEFAULT_SIMULATOR_PORT } from '../../simulator/default-port.js';
 
 function wholeNumber(name: string) {
   return (text: string): number => {
@@ -17,7 +18,12 @@ export function simulatorCommand(context: CliContext): Command {
     .description(
       'serve the bundled partner-API simulator and print its base URL and credentials (Ctrl-C stops it)',
     )
-    .option('--port <n>', 'port to listen on (default: a free port)', wholeNumber('--port'))
+    .option(
+      '--port <n>',
+      'port to listen on (0: any free port)',
+      wholeNumber('--port'),
+      DEFAULT_SIMULATOR_PORT,
+    )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--seed <s>', 'seed of the generated data (same seed, same data)', wholeNumber('--seed'), 42)
     .option('--check-ins <n>', 'number of check-ins to generate', wholeNumber('--check-ins'), 20_000)
@@ -48,7 +54,7 @@ export function simulatorCommand(context: CliContext): Command {
 }
 
 interface SimulatorFlags extends WorldFlags {
-  port?: number;
+  port: number;
   host: string;
   seed: number;
   checkIns: number;
@@ -77,11 +83,18 @@ async function serveSimulator(context: CliContext, options: SimulatorFlags): Pro
     size: world.size,
     changes: world.changes,
     timeScale: world.timeScale,
-    ...(options.port === undefined ? {} : { port: options.port }),
+    port: options.port,
+  }).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    throw new CliExit(
+      ExitCode.failed,
+      `port ${options.port} on ${options.host} is in use (another simulator?): stop it, or pass --port N (--port 0: any free port; the .env printed then changes on every start)`,
+    );
   });
   context.stdout.write(formatSimulatorBanner(sim));
   // Not the simulator's: our own key for encrypting OAuth tokens at rest, so the lines above
-  // paste into a .env that works as is.
+  // paste into a .env that works as is. Keep the first one pasted: tokens stored under it are
+  // unreadable with another.
   context.stdout.write(`TOKEN_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}\n`);
   await new Promise<void>((resolve) => {
     const detach = onInterrupt(() => {

@@ -14,7 +14,7 @@ import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
 const MAX_ROUNDS = 20;
 
 /** What the windows paged in one foreground pass came to. */
-interface PagingTally {
+export interface PagingTally {
   outcomes: Record<WindowOutcome['status'], number>;
   rows: number;
   requests: number;
@@ -73,7 +73,7 @@ export async function runCheckinsPass(
  * starts; the one in flight finishes, then the error is thrown. Returns whether a window completed
  * or split (another round may find more).
  */
-async function pageRound(
+export async function pageRound(
   deps: CheckinsDeps,
   rows: readonly SyncWindow[],
   tally: PagingTally,
