@@ -173,7 +173,7 @@ describe('the HTTP server on HTTP_PORT', () => {
     expect(page).not.toContain('<script');
     expect(page).not.toMatch(/(src|href)="https?:/);
     expect(page).not.toContain(WEBHOOK_SECRET);
-    expect(page).toMatch(/<svg\s+class="chart"/);
+    expect(page).toMatch(/<svg\s+class="chart wide"/);
   });
 
   /** Another server on the same data, with some options changed; closed by the caller. */
