@@ -147,6 +147,20 @@ describe('backfill --wait in the README order (before any worker)', () => {
   });
 });
 
+describe('ALERT_SIGNATURE_SCHEME at start-up', () => {
+  it('standard-webhooks with a secret not in the whsec_<base64> form: exit 2 naming ALERT_WEBHOOK_SECRET', async () => {
+    const ran = await pool.runCli(['worker'], {
+      env: { ALERT_SIGNATURE_SCHEME: 'standard-webhooks', ALERT_WEBHOOK_SECRET: 'not-a-whsec-secret' },
+      timeoutMs: 60_000,
+    });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain(
+      'ALERT_WEBHOOK_SECRET: with ALERT_SIGNATURE_SCHEME=standard-webhooks it must start with whsec_',
+    );
+    expect(ran.stderr).not.toContain('not-a-whsec-secret');
+  });
+});
+
 describe('demo --help', () => {
   it('says four analytics answers, the four the demo prints (printAnswers in src/demo/run-demo.ts)', async () => {
     const help = await pool.runCli(['demo', '--help'], { env: {} });
