@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// The layers (docs/development.md, "Layers"): what each directory of src/ may import besides
+// The layers (docs/development.md, "Architecture"): what each directory of src/ may import besides
 // itself; everything else in src/ and jobs/ is above it and refused. Pure logic (records/, the
 // domain model, and sync/) imports no I/O package either.
 const IO_PACKAGES = [
@@ -50,7 +50,7 @@ const layerRule = (dir, above, extra = []) => ({
         patterns: [
           ...above.map((layer) => ({
             group: [`**/${layer}/**`, ...(layer === 'jobs' ? ['**/jobs/*'] : [])],
-            message: `src/${dir} is below ${layer}/ (docs/development.md, "Layers")`,
+            message: `src/${dir} is below ${layer}/ (docs/development.md, "Architecture")`,
           })),
           ...extra,
         ],
@@ -60,7 +60,7 @@ const layerRule = (dir, above, extra = []) => ({
 });
 const pureRule = (dir) =>
   layerRule(dir, ABOVE[dir], [
-    { group: IO_PACKAGES, message: `src/${dir} is pure logic: no I/O (docs/development.md, "Layers")` },
+    { group: IO_PACKAGES, message: `src/${dir} is pure logic: no I/O (docs/development.md, "Architecture")` },
   ]);
 
 // Size: warnings, so the lint stays green while a file waits to be split; today's exceptions are
@@ -98,7 +98,7 @@ export default tseslint.config(
         {
           patterns: ['cli', 'http', 'status', 'doctor', 'demo'].map((layer) => ({
             group: [`**/${layer}/**`],
-            message: `jobs/ is below src/${layer} (docs/development.md, "Layers")`,
+            message: `jobs/ is below src/${layer} (docs/development.md, "Architecture")`,
           })),
         },
       ],

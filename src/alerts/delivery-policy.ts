@@ -22,7 +22,7 @@ export interface AlertDeliveryPolicy {
 export const DEFAULT_ALERT_DELIVERY_POLICY: AlertDeliveryPolicy = {
   baseDelayMs: 5_000,
   maxDelayMs: 3_600_000,
-  maxAttempts: 25, // about a day with the one-hour cap
+  maxAttempts: 25, // 24 waits: 5 s doubling to 42 min (1 h 25 min), then 14 × 1 h: about 15.4 h
   maxAgeMs: 3 * 86_400_000,
   timeoutMs: 10_000,
   leaseMs: 60_000,

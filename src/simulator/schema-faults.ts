@@ -1,6 +1,7 @@
 /**
- * Schema-drift faults (docs/simulator.md, "Faults"): the API's shape changing under a client. Each
- * change applies to every record of one resource in every answer until the faults are reset:
+ * Schema-drift faults (docs/simulator.md, "Control surface", `schemaChanges`): the API's shape
+ * changing under a client. Each change applies to every record of one resource in every answer
+ * until the faults are reset:
  * `add` puts a field the spec does not list (`value`, or a string when not given), `drop` leaves a
  * field out, `retype` sends a field with another JSON type (`value`, or the number 12345). The
  * field is a path: `mood` at the top level, `location.foo` inside a nested object, `open_hours[].note`

@@ -35,7 +35,7 @@ const MAX_CONSECUTIVE_FAILURES = 3;
 
 /**
  * How many locations one pass refreshes: what a quarter of the shared rate limit allows within the
- * schedule interval, capped at ten minutes' worth. With the defaults (10 rps, every 24h) that is
+ * schedule interval, capped at ten minutes' worth. With the defaults (10 rps, every 1h) that is
  * 750 per pass. The pass spends it as `REQUESTS_PER_LOCATION` requests per location on the reads
  * due (a location whose open hours alone are due costs one).
  */

@@ -3,7 +3,8 @@ import type { RunningSimulator } from '../../src/simulator/index.js';
 import { applySchemaChanges, parseSchemaChanges } from '../../src/simulator/schema-faults.js';
 import { call, startFixedSimulator } from './sim-fixture.js';
 
-// The schema faults (docs/simulator.md, "Faults"): a resource's records gain, lose or retype a field.
+// The schema faults (docs/simulator.md, "Control surface", `schemaChanges`): a resource's records
+// gain, lose or retype a field.
 
 describe('schema faults', () => {
   let sim: RunningSimulator;

@@ -142,4 +142,12 @@ describe('delivery backoff', () => {
       retryInMs: D.baseDelayMs,
     });
   });
+  it('with the defaults, 25 attempts wait about 15.4 hours in all, so they end before the 3 days do', () => {
+    // docs/payment-intents.md ("Delivery") and the policy's comment quote this figure.
+    const waits = Array.from({ length: D.maxAttempts - 1 }, (_, i) => retryDelayMs(i + 1));
+    const totalMs = waits.reduce((sum, wait) => sum + wait, 0);
+    expect(totalMs).toBe((1 * 3600 + 25 * 60 + 15) * 1000 + 14 * D.maxDelayMs);
+    expect((totalMs / 3_600_000).toFixed(1)).toBe('15.4');
+    expect(totalMs).toBeLessThan(D.maxAgeMs);
+  });
 });
