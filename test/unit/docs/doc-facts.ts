@@ -56,7 +56,10 @@ export type PathReference =
 
 /** What an inline code span names in the repository, if it names a path at all. */
 export function pathReferenceIn(code: string): PathReference | undefined {
-  const text = code.trim().replace(/^\.\//, '');
+  const text = code
+    .trim()
+    .replace(/^\.\//, '')
+    .replace(/#[\w-]*$/, ''); // the file of `docs/x.md#anchor`
   if (text === '' || /\s/.test(text) || PLACEHOLDER.test(text)) return undefined;
   if (text.startsWith('/') || text.includes('://') || /[=:@,;()]/.test(text)) return undefined;
   if (ROOTED.test(text)) return { kind: 'rooted', path: text };

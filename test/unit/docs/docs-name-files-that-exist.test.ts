@@ -125,6 +125,10 @@ describe('how the docs tests read a page', () => {
     for (const code of ['npx tsx src/cli/main.ts', 'https://example.com/a.md', 'rewards.check_ins'])
       expect(pathReferenceIn(code)).toBeUndefined();
     expect(missing({ kind: 'rooted', path: '.bench/scale.json' }, sampleTree)).toBeUndefined();
+    expect(pathReferenceIn('docs/rate-limit.md#429s')).toEqual({
+      kind: 'rooted',
+      path: 'docs/rate-limit.md',
+    });
   });
 
   it('reads no heading or path inside a fenced code block', () => {
