@@ -22,7 +22,8 @@ export interface RebuildPolicy {
 
 export const DEFAULT_REBUILD_POLICY: RebuildPolicy = { maxRebuilds: 5, periodMs: 10 * 60_000 };
 
-export type EndDecision = { action: 'rebuild'; rebuilds: number[] } | { action: 'give-up'; rebuilds: number[] };
+export type EndDecision =
+  { action: 'rebuild'; rebuilds: number[] } | { action: 'give-up'; rebuilds: number[] };
 
 /**
  * What to do about an `end` nobody asked for, given the instants of the previous rebuilds. Pure.

@@ -116,7 +116,9 @@ describe('superviseClient', () => {
     expect(lost).toEqual(['shared limiter']);
     const errors = lines.filter((line) => line.level >= 50);
     expect(errors).toHaveLength(1);
-    expect(errors[0]!.msg).toMatch(/^redis connection "shared limiter" ended again and cannot be rebuilt; exiting with status 1/);
+    expect(errors[0]!.msg).toMatch(
+      /^redis connection "shared limiter" ended again and cannot be rebuilt; exiting with status 1/,
+    );
   });
 
   it("BullMQ's copies (duplicate()) are supervised too, the blocking one named as such", async () => {
