@@ -231,8 +231,8 @@ async function killDuringBackfill(
 ): Promise<KillRecord> {
   const { sim, label, target } = run.options;
   const db = run.database.db;
-  const intents = await openIntents(run, kill);
   const pagedBefore = checkInRequests(sim, range);
+  const opening = openIntents(run, kill);
   const backfill = startCli(
     `${label}-load-backfill-${kill}`,
     ['backfill', '--from', range.from.toISOString(), '--to', range.to.toISOString(), '--wait'],
@@ -243,7 +243,7 @@ async function killDuringBackfill(
   expect(paging, `backfill ${kill} never paged:\n${backfill.stderr().slice(-1_500)}`).toBe(true);
   const pagingAt = Date.now();
   const delay = Math.round(200 + random() * 2_300);
-  await sleep(delay);
+  const [intents] = await Promise.all([opening, sleep(delay)]);
   for (const intent of intents) sim.control.intents.pay(intent);
   const primary = await target.primaryFor(run.prefix);
   const killedAt = Date.now();
