@@ -87,6 +87,22 @@ describe('on Redis Sentinel (1 primary, 1 replica, 3 Sentinels)', () => {
         await set.syncedReplicaOf(promoted);
         await sentinelsKnowReplica(set, old.port);
       },
+      // 1–3 s before a Sentinel calls the primary down: the promotion then lands anywhere in the
+      // clients' reconnect loops (the issue's set promoted in 3.4 s, this one in 2.4 s at 1 s).
+      beforeKill: async (random) => {
+        const downAfter = 1_000 + Math.round(random() * 2_000);
+        for (const sentinel of set.sentinels) {
+          await set.cli(
+            sentinel.port,
+            'sentinel',
+            'set',
+            set.primaryName,
+            'down-after-milliseconds',
+            String(downAfter),
+          );
+        }
+        return `down-after-milliseconds ${downAfter}`;
+      },
     };
     const records = await failoverUnderLoad({ label: 'sentinel', target, sim, anchor, kills: KILLS });
     expect(records).toHaveLength(KILLS);
