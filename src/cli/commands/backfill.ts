@@ -127,9 +127,14 @@ async function planRange(runtime: Runtime, from: Date, to: Date): Promise<number
 async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
   const { QUEUES } = await import('../../worker/queues.js');
   const { createQueue } = await import('../../worker/worker.js');
+  // Issue 38: the workers' heartbeat records first. Right after a failover a worker may not have
+  // reconnected yet, so CLIENT LIST on the new primary does not show it (and on a Cluster, a node
+  // that just died fails CLIENT LIST outright): paging here then raced the worker for its windows.
+  const { readWorkers } = await import('../../status/queue-depths.js');
+  const records = await readWorkers(runtime.redis, runtime.deps.config.redisPrefix, Date.now());
+  if (records.available && records.live.length > 0) return true;
   const queue = createQueue(runtime.deps.config, runtime.redis, QUEUES.checkinsWindow);
   try {
-    // CLIENT LIST on every Cluster node: one that just died fails it outright (issue 38).
     const { throughFailover } = await import('../../redis/through-failover.js');
     return (await throughFailover(() => queue.getWorkersCount())) > 0;
   } finally {
