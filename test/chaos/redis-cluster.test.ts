@@ -7,7 +7,7 @@ import {
   scaleOutThroughFailover,
   type ScenarioContext,
 } from './lib/failover-scenarios.js';
-import { failoverUnderLoad, killRanges, type FailoverTarget } from './lib/failover-under-load.js';
+import { failoverUnderLoad, type FailoverTarget } from './lib/failover-under-load.js';
 import { chaosSizes } from './lib/scale.js';
 
 // Issues 30 and 38 on a Redis Cluster of 3 primaries and 3 replicas (loopback ports,
@@ -24,15 +24,14 @@ describe('on a Redis Cluster (3 primaries, 3 replicas)', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    // A thin history of its own; each kill's range gets 600 more (failover-under-load.ts).
-    const days = Math.ceil((KILLS * 2 + 3 + 20) / 24) + 1;
+    // A thin history; each kill's range (before the other scenarios' 20 h) gets 600 more.
+    const days = Math.ceil((KILLS * 2 + 23) / 24) + 1;
     sim = await startSimulator({ seed: 3801, checkIns: days * 24 * 20, anchor, days });
-    const first = killRanges(anchor, KILLS)[0]!;
     context = {
       sim,
-      // The other scenarios' 20 h, before the kills' ranges.
-      from: new Date(first.from.getTime() - 20 * HOUR),
-      to: first.from,
+      from: new Date(Math.floor(anchor.getTime() / HOUR) * HOUR - 23 * HOUR),
+      // Ends 3 h before the simulator's now: no visit of the range is still ongoing.
+      to: new Date(Math.floor(anchor.getTime() / HOUR) * HOUR - 3 * HOUR),
       label: 'cluster',
       target: {
         kind: 'cluster',
@@ -89,7 +88,14 @@ describe('on a Redis Cluster (3 primaries, 3 replicas)', () => {
         await cluster.syncedReplicaOf(promoted);
       },
     };
-    const records = await failoverUnderLoad({ label: 'cluster', target, sim, anchor, kills: KILLS });
+    const records = await failoverUnderLoad({
+      label: 'cluster',
+      target,
+      sim,
+      rangesEnd: context.from,
+      startAt: context.to,
+      kills: KILLS,
+    });
     expect(records).toHaveLength(KILLS);
   });
 });

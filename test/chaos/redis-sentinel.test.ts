@@ -8,7 +8,7 @@ import {
   lostJobReplanned,
   type ScenarioContext,
 } from './lib/failover-scenarios.js';
-import { failoverUnderLoad, killRanges, type FailoverTarget } from './lib/failover-under-load.js';
+import { failoverUnderLoad, type FailoverTarget } from './lib/failover-under-load.js';
 import { chaosSizes } from './lib/scale.js';
 
 // Issues 30 and 38 on a Sentinel set: 1 primary, 1 replica, 3 Sentinels (quorum 2, down after 1 s),
@@ -25,15 +25,14 @@ describe('on Redis Sentinel (1 primary, 1 replica, 3 Sentinels)', () => {
 
   beforeAll(async () => {
     set = await startRedisSentinelSet();
-    // A thin history of its own; each kill's range gets 600 more (failover-under-load.ts).
-    const days = Math.ceil((KILLS * 2 + 3 + 20) / 24) + 1;
+    // A thin history; each kill's range (before the other scenarios' 20 h) gets 600 more.
+    const days = Math.ceil((KILLS * 2 + 23) / 24) + 1;
     sim = await startSimulator({ seed: 3802, checkIns: days * 24 * 20, anchor, days });
-    const first = killRanges(anchor, KILLS)[0]!;
     context = {
       sim,
-      // The other scenarios' 20 h, before the kills' ranges.
-      from: new Date(first.from.getTime() - 20 * HOUR),
-      to: first.from,
+      from: new Date(Math.floor(anchor.getTime() / HOUR) * HOUR - 23 * HOUR),
+      // Ends 3 h before the simulator's now: no visit of the range is still ongoing.
+      to: new Date(Math.floor(anchor.getTime() / HOUR) * HOUR - 3 * HOUR),
       label: 'sentinel',
       target: {
         kind: 'sentinel',
@@ -104,7 +103,14 @@ describe('on Redis Sentinel (1 primary, 1 replica, 3 Sentinels)', () => {
         return `down-after-milliseconds ${downAfter}`;
       },
     };
-    const records = await failoverUnderLoad({ label: 'sentinel', target, sim, anchor, kills: KILLS });
+    const records = await failoverUnderLoad({
+      label: 'sentinel',
+      target,
+      sim,
+      rangesEnd: context.from,
+      startAt: context.to,
+      kills: KILLS,
+    });
     expect(records).toHaveLength(KILLS);
   });
 });

@@ -58,8 +58,10 @@ export interface FailoverUnderLoadOptions {
   label: string;
   target: FailoverTarget;
   sim: RunningSimulator;
-  /** The simulator's now: the backfill ranges end 3 h before it. */
-  anchor: Date;
+  /** The kills' backfill ranges end here (2 h each, consecutive, oldest first). */
+  rangesEnd: Date;
+  /** CHECKINS_START_AT: everything the backfills page is older. */
+  startAt: Date;
   kills: number;
 }
 
@@ -79,10 +81,9 @@ export interface KillRecord {
   alertPosts: number[];
 }
 
-/** The kills' ranges: consecutive 2 h ranges, oldest first, ending 3 h before the simulator's now. */
-export function killRanges(anchor: Date, kills: number): Array<{ from: Date; to: Date }> {
-  const end = Math.floor(anchor.getTime() / HOUR) * HOUR - 3 * HOUR;
-  const start = end - kills * RANGE_MS;
+/** The kills' ranges: consecutive 2 h ranges, oldest first, the last ending at `end`. */
+export function killRanges(end: Date, kills: number): Array<{ from: Date; to: Date }> {
+  const start = end.getTime() - kills * RANGE_MS;
   return Array.from({ length: kills }, (_, i) => ({
     from: new Date(start + i * RANGE_MS),
     to: new Date(start + (i + 1) * RANGE_MS),
@@ -113,9 +114,9 @@ export async function failoverUnderLoad(options: FailoverUnderLoadOptions): Prom
   console.log(
     `[chaos] ${options.label} failover under load: CHAOS_SEED=${seed} (set it to replay), ${options.kills} kills`,
   );
-  const ranges = killRanges(options.anchor, options.kills);
+  const ranges = killRanges(options.rangesEnd, options.kills);
   for (const range of ranges) options.sim.control.checkIns.addLate(CHECK_INS_PER_RANGE, range);
-  const run = await startRun(options, ranges[ranges.length - 1]!.to);
+  const run = await startRun(options, options.startAt);
   const records: KillRecord[] = [];
   try {
     for (const [i, range] of ranges.entries()) {
