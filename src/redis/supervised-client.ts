@@ -9,12 +9,15 @@ import type { Logger } from '../log.js';
 // an `end` nobody asked for means work that stops without a word. Every long-lived client the
 // factory builds, and every copy BullMQ makes of one with duplicate(), is watched: such an `end`
 // reconnects the same object (what BullMQ itself does to its blocking connection), with one log
-// line naming the connection; a client that keeps ending is declared lost (one line, and the
-// process exits 1 so its supervisor starts a fresh one).
+// line naming the connection; a client that keeps ending without getting ready in between is
+// declared lost (one line, and the process exits 1 so its supervisor starts a fresh one).
 
 type AnyClient = Redis | Cluster;
 
-/** How many unrequested ends a connection may rebuild from within a period before it is lost. */
+/**
+ * How many unrequested ends in a row (no `ready` between them) a connection may rebuild from within
+ * a period before it is lost.
+ */
 export interface RebuildPolicy {
   maxRebuilds: number;
   periodMs: number;
@@ -62,6 +65,10 @@ export function superviseClient<T extends AnyClient>(client: T, options: Supervi
   let rebuilds: number[] = [];
   let lost = false;
 
+  // A rebuild that got the client ready again succeeded: only ends in a row count against it.
+  client.on('ready', () => {
+    rebuilds = [];
+  });
   client.on('end', () => {
     if (closing.requested() || lost) return;
     const decision = decideAfterEnd(rebuilds, now(), policy);

@@ -121,6 +121,17 @@ describe('superviseClient', () => {
     );
   });
 
+  it('a rebuild that got the client ready again does not count against it', async () => {
+    const { client, lost } = supervised();
+    for (let i = 0; i < 10; i++) {
+      client.endByItself();
+      await settle();
+      client.emit('ready');
+    }
+    expect(client.connects).toBe(10);
+    expect(lost).toEqual([]);
+  });
+
   it("BullMQ's copies (duplicate()) are supervised too, the blocking one named as such", async () => {
     const { client, lines } = supervised();
     const blocking = client.duplicate({ connectionName: 'bull:d2luZG93:w:worker-1' });
