@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK } from '../api/oauth/token-store.js';
 import { countAlertBacklog } from '../warehouse/alerts.js';
-import { countConnectionsByStatus } from '../warehouse/members.js';
+import { countConnectionsByStatus } from '../warehouse/member-connections.js';
 import type { DB } from '../warehouse/schema.js';
 import { CHECKINS_STREAM, loadCheckinsState } from '../warehouse/sync-windows.js';
 import {

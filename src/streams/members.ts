@@ -18,7 +18,11 @@ import {
   recordReads,
   type ReadOutcome,
 } from '../warehouse/record-reads.js';
-import { recordMemberSync, stalestConnections, type MemberConnection } from '../warehouse/members.js';
+import {
+  recordMemberSync,
+  stalestConnections,
+  type MemberConnection,
+} from '../warehouse/member-connections.js';
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';

@@ -124,7 +124,7 @@ function listMembersCommand(context: CliContext): Command {
     .description('connected members: state, scopes, last success and last error')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
-      const { listConnections } = await import('../../warehouse/members.js');
+      const { listConnections } = await import('../../warehouse/member-connections.js');
       const connections = await withWarehouse(context, ({ db }) => listConnections(db));
       if (options.json === true) {
         context.stdout.write(`${JSON.stringify(connections, null, 2)}\n`);
