@@ -2,7 +2,8 @@
 // canary proving the machine's PostgreSQL and Redis were only ever connected to (never restarted,
 // flushed or dropped), a clean-up of what earlier killed runs left, and one summary of the tests
 // skipped for missing optional tools. The last line is `tests: N passed, N failed, N skipped`.
-// Run: `node --import tsx test/run-tests.ts` (REWARDS_TEST_HIDE_TOOLS, CI, CHAOS_SCALE pass through).
+// Run: `node --import tsx test/run-tests.ts [filters…]` (REWARDS_TEST_HIDE_TOOLS, CI, CHAOS_SCALE
+// pass through). Filters go to both runs, e.g. `npm test -- test/unit test/chaos/bad-config`.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,9 +57,12 @@ const earlier = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDI
 describeRemoved('removed what earlier runs left', earlier);
 
 const canary = await plantCanary();
+const filters = process.argv.slice(2);
+// A filter may match files of one suite only: the other then has nothing to run, which is fine.
+const filterArgs = filters.length === 0 ? [] : [...filters, '--passWithNoTests'];
 const runs: VitestRun[] = [];
-runs.push(await runVitest('main', []));
-if (!interrupted) runs.push(await runVitest('chaos', ['--config', 'vitest.chaos.config.ts']));
+runs.push(await runVitest('main', filterArgs));
+if (!interrupted) runs.push(await runVitest('chaos', ['--config', 'vitest.chaos.config.ts', ...filterArgs]));
 failures.push(...(await checkCanary(canary)));
 
 const own = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDIS_URL, onlyRunId: runId });
