@@ -76,6 +76,8 @@ export interface Config {
   worker: {
     /** A queue worker idle this long while jobs it could take wait is stuck: /readyz fails, the process exits 1. */
     idleTimeoutMs: number;
+    /** Redis unreachable with no job progress this long: the worker exits 1 (WORKER_REDIS_UNREACHABLE_TIMEOUT). */
+    redisUnreachableTimeoutMs: number;
   };
   api: {
     baseUrl: string | undefined;
@@ -345,7 +347,10 @@ function toConfig(env: Env): Config {
     redisUrl: new Secret(env.REDIS_URL ?? DEFAULT_REDIS_URL),
     redisPrefix: redis.keyPrefix,
     redis,
-    worker: { idleTimeoutMs: env.WORKER_IDLE_TIMEOUT },
+    worker: {
+      idleTimeoutMs: env.WORKER_IDLE_TIMEOUT,
+      redisUnreachableTimeoutMs: env.WORKER_REDIS_UNREACHABLE_TIMEOUT,
+    },
     api: apiSettings(env, baseUrl),
     oauth: toOAuthConfig(env, baseUrl),
     checkins: checkinSettings(env),

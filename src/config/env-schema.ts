@@ -135,6 +135,10 @@ export const envSchema = z.object({
       'must be at least 5s (a healthy worker may wait 10 s for a job it was told about)',
     )
     .default(60_000),
+  // Issue 38: a worker cut off from Redis, with no job progress, for this long exits 1 (outage-watch.ts).
+  WORKER_REDIS_UNREACHABLE_TIMEOUT: positiveDuration
+    .refine((ms) => ms >= 10_000, 'must be at least 10s (a Sentinel or Cluster failover takes seconds)')
+    .default(120_000),
   SVC_API_BASE_URL: url(['http:', 'https:'])
     .refine((text) => /\/v1\/?$/.test(text), 'must end in /v1')
     .optional(),

@@ -1,6 +1,8 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from '../log.js';
 import type { HostPort, RedisSettings } from './settings.js';
+import { FailoverSafeSentinelConnector } from './failover-safe-sentinel-connector.js';
+import { superviseClient } from './supervised-client.js';
 
 // The one place a Redis client is built. Every user (the worker's queues and BullMQ's blocking
 // connections, which BullMQ duplicates from ours, the shared rate limiter, status, doctor, demo,
@@ -22,6 +24,11 @@ export interface RedisConnectionOptions {
   logger?: Logger;
   /** CLIENT SETNAME, so `CLIENT LIST` on the server says who holds a connection (spaces become dashes). */
   connectionName?: string;
+  /**
+   * Long-lived clients only: a connection that ended without being closed and could not be
+   * rebuilt (supervised-client.ts). By default the process exits 1 after one log line.
+   */
+  onLost?: (name: string) => void;
 }
 
 /** How long one attempt to reach a node may take before it counts as failed. */
@@ -52,7 +59,7 @@ export function createRedisClient(settings: RedisSettings, options: RedisConnect
     if (options.role === 'one-shot') logger?.debug({ err: error }, 'redis connection error');
     else logger?.warn({ err: error }, 'redis connection error');
   });
-  return client;
+  return options.role === 'long-lived' ? supervise(client, options) : client;
 }
 
 /**
@@ -89,6 +96,7 @@ function buildClient(settings: RedisSettings, options: RedisConnectionOptions): 
         // Subscribes to the Sentinels' +switch-master: a promotion moves this client at once, even
         // when the old primary is still up (demoted) and would otherwise keep its connections.
         failoverDetector: options.role === 'long-lived',
+        ...failoverSafeSentinelOptions(options),
         sentinelRetryStrategy:
           options.role === 'one-shot' ? (times) => (times > 2 ? null : 200) : reconnectDelayMs,
         ...(settings.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
@@ -155,4 +163,30 @@ function clusterOptions(
     // the name the node was given instead of resolving it to an IP before the handshake.
     ...(settings.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
   };
+}
+
+// --- Failover safety (issue 38): every long-lived client survives a failover or says so. ---
+
+/** A Sentinel that accepted the connection but does not answer (frozen) is skipped after this. */
+const SENTINEL_COMMAND_TIMEOUT_MS = 3_000;
+
+/**
+ * Sentinel mode: the connector that does not end a client whose primary search a promotion
+ * interrupted (failover-safe-sentinel-connector.ts), and a bound on each Sentinel's answer (the
+ * connect timeout covers only the TCP connect, which a frozen Sentinel's kernel still accepts).
+ */
+function failoverSafeSentinelOptions(options: RedisConnectionOptions): RedisOptions {
+  return {
+    sentinelCommandTimeout: SENTINEL_COMMAND_TIMEOUT_MS,
+    ...(options.role === 'long-lived' ? { Connector: FailoverSafeSentinelConnector } : {}),
+  };
+}
+
+/** Watches a long-lived client (and BullMQ's copies of it) for an `end` nobody asked for. */
+function supervise(client: RedisClient, options: RedisConnectionOptions): RedisClient {
+  return superviseClient(client, {
+    name: options.connectionName ?? 'redis',
+    logger: options.logger,
+    onLost: options.onLost,
+  });
 }

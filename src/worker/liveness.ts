@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import { withTimeout } from '../status/queue-depths.js';
 import { FRESH_WATCH, watchQueue, type QueueWatch } from './idle-watch.js';
+import { FRESH_OUTAGE_WATCH, watchRedisOutage, type OutageWatch } from '../redis/outage-watch.js';
 import { workersKey, type WorkerRecord, type WorkerQueueRecord } from './worker-records.js';
 
 // The liveness watchdog of one worker process: every few seconds it asks Redis, through the
@@ -96,6 +97,9 @@ export interface LivenessOptions {
   logger: Logger;
   /** Called once, when the first queue is found stuck. */
   onStuck: (report: LivenessReport) => void;
+  /** Redis unreachable with no job progress this long (outage-watch.ts): onRedisUnreachable, once. */
+  redisUnreachableTimeoutMs?: number;
+  onRedisUnreachable?: (report: LivenessReport, stalledMs: number) => void;
   intervalMs?: number;
   now?: () => number;
 }
@@ -104,15 +108,13 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
   const { logger } = options;
   const now = options.now ?? Date.now;
   const startedAt = new Date(now()).toISOString();
-  const readers = options.queues.map(
-    (name) => new Queue(name, { connection: options.redis, prefix: options.prefix, skipMetasUpdate: true }),
-  );
-  for (const reader of readers) reader.on('error', () => undefined);
+  const readers = queueReaders(options);
   const watches = new Map<QueueName, QueueWatch>(options.queues.map((name) => [name, FRESH_WATCH]));
   let queueRecords = options.queues.map((queue) => unwatchedQueueRecord(queue, options.concurrency[queue]));
   let stuckQueues: QueueName[] = [];
   let told = false;
   let stopped = false;
+  const outage = outageTracker(options);
 
   const record = (): WorkerRecord => ({
     id: options.workerId,
@@ -124,7 +126,11 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
     stuck: stuckQueues.length > 0,
     queues: queueRecords,
   });
-  const report = (): LivenessReport => ({ ok: stuckQueues.length === 0, stuckQueues, record: record() });
+  const report = (): LivenessReport => ({
+    ok: stuckQueues.length === 0 && !outage.cutOff(),
+    stuckQueues,
+    record: record(),
+  });
   const publish = () => publishRecord(options, record());
 
   async function check(): Promise<void> {
@@ -134,6 +140,8 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
     const nowStuck = options.queues.filter((_, i) => queueRecords[i]?.stuck === true);
     stuckQueues = [...new Set([...stuckQueues, ...nowStuck])];
     await publish();
+    const stalledMs = outage.observe(ready, now());
+    if (stalledMs !== undefined) options.onRedisUnreachable?.(report(), stalledMs);
     if (stuckQueues.length > 0 && !told) {
       told = true;
       options.onStuck(report());
@@ -159,6 +167,43 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
       if (stuckQueues.length === 0) await removeRecord(options);
       await Promise.allSettled(readers.map((reader) => reader.close()));
     },
+  };
+}
+
+/** The watchdog's readers of each queue, on its own connection; a read that fails counts as unreadable. */
+function queueReaders(options: LivenessOptions): Queue[] {
+  const readers = options.queues.map(
+    (name) => new Queue(name, { connection: options.redis, prefix: options.prefix, skipMetasUpdate: true }),
+  );
+  for (const reader of readers) reader.on('error', () => undefined);
+  return readers;
+}
+
+/**
+ * Issue 38: Redis unreachable (no queue readable) with no fetch or job started, for the timeout.
+ * `observe` returns how long, the first time the verdict falls; `cutOff` stays true after it.
+ */
+function outageTracker(options: LivenessOptions): {
+  observe(ready: readonly (number | null)[], atMs: number): number | undefined;
+  cutOff(): boolean;
+} {
+  let watch: OutageWatch = FRESH_OUTAGE_WATCH;
+  let cutOff = false;
+  return {
+    observe(ready, atMs) {
+      const progress = options.queues.reduce((sum, queue) => {
+        const seen = options.tracker.snapshot(queue);
+        return sum + seen.started + seen.fetches;
+      }, 0);
+      const reachable = ready.some((count) => count !== null);
+      const timeoutMs = options.redisUnreachableTimeoutMs ?? Number.POSITIVE_INFINITY;
+      const verdict = watchRedisOutage(watch, { atMs, reachable, progress }, timeoutMs);
+      watch = verdict.watch;
+      if (!verdict.stuck || cutOff) return undefined;
+      cutOff = true;
+      return verdict.stalledMs;
+    },
+    cutOff: () => cutOff,
   };
 }
 

@@ -194,6 +194,14 @@ function watchLiveness(
       );
       options.onStuck?.(report);
     },
+    redisUnreachableTimeoutMs: config.worker.redisUnreachableTimeoutMs,
+    onRedisUnreachable: (report, stalledMs) => {
+      logger.error(
+        { stalledMs, redisUnreachableTimeoutMs: config.worker.redisUnreachableTimeoutMs },
+        `redis unreachable for ${Math.round(stalledMs / 1000)} s with no job progress (WORKER_REDIS_UNREACHABLE_TIMEOUT): exiting with status 1 so the supervisor starts a fresh worker`,
+      );
+      options.onStuck?.(report);
+    },
   });
 }
 
