@@ -92,7 +92,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   );
   const ctes = [
     ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
-    ...(upsert === null ? [] : [...upsert.ctes, sql`written as (${upsert.upsert})`]),
+    ...(upsert?.ctes ?? []),
     sql`checkpoint as (${checkpoint})`,
   ];
   const { rows } = await sql<{ held: boolean; checkpointed: number }>`
