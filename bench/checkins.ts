@@ -164,7 +164,7 @@ async function main(): Promise<void> {
 
     progress('building dist/ (the backfill child runs compiled, on plain node)');
     const backfillScript = await buildDist();
-    progress('1/4 backfill: runCheckinsPass from empty, in a pipeline child process');
+    progress('1/5 backfill: runCheckinsPass from empty, in a pipeline child process');
     const backfill = await runBackfillChild(env, sim, postgres, backfillScript);
     const counted = await warehouse.db
       .selectFrom('rewards.check_ins')
@@ -178,12 +178,12 @@ async function main(): Promise<void> {
     }
     const windows = (await windowsInRange(warehouse.db, {}, ['complete'])).map(windowOf);
 
-    progress(`2/4 bare fetch loop over the same ${windows.length} windows`);
+    progress(`2/5 bare fetch loop over the same ${windows.length} windows`);
     const bareCpuBefore = cpuSeconds();
     const bare = await usageDelta(sim, postgres, () => bareFetchWindows({ ...fetchOptions, windows }));
     const bareCpuSeconds = cpuSeconds() - bareCpuBefore;
 
-    progress('3/4 writer (commitCheckInPage per page) vs COPY, into a fresh database');
+    progress('3/5 writer (commitCheckInPage per page) vs COPY, into a fresh database');
     const writerDb = await createBenchDatabase(postgres.url, 'writer');
     databases.push(writerDb);
     const logger = createLogger({ level: 'warn', secrets: secretValues(config), pretty: false });
@@ -202,7 +202,7 @@ async function main(): Promise<void> {
 
     const phaseMs = { writer: performance.now() - phaseStarted, lookback: 0 };
     phaseStarted = performance.now();
-    progress('4/4 look-back at a steady feed (simulated time: 1 h warm-up, 3 h measured)');
+    progress('4/5 look-back at a steady feed (simulated time: 1 h warm-up, 3 h measured)');
     const lookback = await measureLookback({
       deps: runtime.deps,
       clock,

@@ -49,6 +49,79 @@ export async function up(db: Kysely<any>): Promise<void> {
     end
     $fn$;
 
+    -- A page statement holds an upsert and a move (delete) for the ids the warehouse already has,
+    -- so the update and delete triggers fire on every page, nearly always with no row: they
+    -- return at once then, instead of grouping empty transition tables.
+    create or replace function rewards.check_ins_after_delete() returns trigger language plpgsql as $fn$
+    declare d record; h record;
+    begin
+      if not exists (select 1 from old_rows) then return null; end if;
+      select array_agg(day) as day, array_agg(restaurant_id) as restaurant, array_agg(location_id) as location,
+             array_agg(n) as n, array_agg(pay) as pay, array_agg(median) as median into d
+      from (
+        select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
+               -count(*)::integer as n, -(count(*) filter (where svc_pay_enabled))::integer as pay,
+               bool_or(ended_at is not null) as median
+        from old_rows where deleted_at is null group by 1, 2, 3
+      ) g;
+      if d.day is not null then
+        perform rewards.check_ins_daily_apply(d.day, d.restaurant, d.location, d.n, d.pay, d.median);
+      end if;
+      select array_agg(hour) as hour, array_agg(n) as n into h
+      from (select floor(extract(epoch from first_seen_at) / 3600)::bigint as hour, -count(*) as n
+            from old_rows group by 1) g;
+      if h.hour is not null then perform rewards.check_ins_hourly_apply(h.hour, h.n); end if;
+      return null;
+    end
+    $fn$;
+
+    create or replace function rewards.check_ins_after_update() returns trigger language plpgsql as $fn$
+    declare d record;
+    begin
+      if not exists (select 1 from new_rows) then return null; end if;
+      with delta as (
+        select day, restaurant_id, location_id, sum(n)::integer as n, sum(pay)::integer as pay
+        from (
+          select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
+                 1 as n, svc_pay_enabled::integer as pay
+          from new_rows where deleted_at is null
+          union all
+          select (created_at at time zone 'UTC')::date, restaurant_id, location_id,
+                 -1, -(svc_pay_enabled::integer)
+          from old_rows where deleted_at is null
+        ) u group by 1, 2, 3
+      ),
+      changed as (
+        select o.created_at as o_created, o.restaurant_id as o_restaurant, o.location_id as o_location,
+               n.created_at as n_created, n.restaurant_id as n_restaurant, n.location_id as n_location
+        from old_rows o join new_rows n on n.id = o.id
+        where (o.ended_at is not null or n.ended_at is not null)
+          and (o.ended_at, o.deleted_at, o.created_at, o.location_id, o.restaurant_id)
+              is distinct from (n.ended_at, n.deleted_at, n.created_at, n.location_id, n.restaurant_id)
+      ),
+      median as (
+        select (o_created at time zone 'UTC')::date as day, o_restaurant as restaurant_id, o_location as location_id
+        from changed
+        union
+        select (n_created at time zone 'UTC')::date, n_restaurant, n_location from changed
+      ),
+      groups as (
+        select coalesce(dl.day, m.day) as day, coalesce(dl.restaurant_id, m.restaurant_id) as restaurant_id,
+               coalesce(dl.location_id, m.location_id) as location_id,
+               coalesce(dl.n, 0) as n, coalesce(dl.pay, 0) as pay, m.day is not null as median
+        from delta dl
+        full join median m on m.day = dl.day and m.restaurant_id = dl.restaurant_id and m.location_id = dl.location_id
+      )
+      select array_agg(day) as day, array_agg(restaurant_id) as restaurant, array_agg(location_id) as location,
+             array_agg(n) as n, array_agg(pay) as pay, array_agg(median) as median into d
+      from groups where n <> 0 or pay <> 0 or median;
+      if d.day is not null then
+        perform rewards.check_ins_daily_apply(d.day, d.restaurant, d.location, d.n, d.pay, d.median);
+      end if;
+      return null;
+    end
+    $fn$;
+
     create function rewards.settle_check_ins_daily(p_from date, p_to date) returns integer
       language plpgsql as $fn$
     declare

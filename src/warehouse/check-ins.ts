@@ -40,9 +40,12 @@ export async function upsertCheckInPage(
  * row per id with its current created_at, does. One probe of its primary key per row splits the
  * page (docs/check-in-feed.md, "Writing a page"):
  * - ids the warehouse does not hold (every row of a backfill, and new arrivals): a plain INSERT
- *   into the directory and into check_ins, no conflict handling in check_ins (an upsert into a
- *   partitioned table pays a speculative insertion and an arbiter probe per row). A directory
- *   insert that meets a concurrent writer of the same id writes nothing here (`do nothing`).
+ *   into the directory and into check_ins, no conflict handling (an upsert pays a speculative
+ *   insertion and an arbiter probe per row, and the update and delete triggers' work). Two
+ *   writers of one new id at once (two windows' leases never overlap, so only an id whose
+ *   created_at moved between two windows in flight) make one statement fail on the directory's
+ *   key (nothing of it is written); that window's attempt is retried from its checkpoint, and
+ *   then the id is held and takes the upsert.
  * - ids it holds: the upsert with the stale-write guard. An id stored with ANOTHER created_at is
  *   moved: deleted from its month and inserted into the new one with its first_seen_at and known
  *   ended_at, in this statement, and the directory follows. A stored row seen by a newer read
@@ -66,19 +69,28 @@ export function checkInUpsert(
       ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[],
       ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
     ) as t(${sql.raw(columns)}))`,
-    // The page's ids the directory holds, with the created_at each is stored at.
-    sql`held_check_ins as (
-      select t.*, d.created_at as held_at from page_check_ins t join rewards.check_in_ids d on d.id = t.id)`,
-    sql`new_ids as (
+    // Each id looked up in the directory by one probe of its primary key (a scalar subquery, so
+    // the planner cannot turn it into a scan of the whole directory): O(page), at any size.
+    sql`probed_check_ins as (
+      select t.*, (select d.created_at from rewards.check_in_ids d where d.id = t.id) as held_at
+      from page_check_ins t)`,
+    sql`held_check_ins as (select * from probed_check_ins where held_at is not null)`,
+    sql`new_directory_ids as (
       insert into rewards.check_in_ids (id, created_at)
-      select t.id, t.created_at from page_check_ins t
-      where ${onlyIf} and not exists (select 1 from held_check_ins h where h.id = t.id)
-      on conflict (id) do nothing
-      returning id)`,
+      select t.id, t.created_at from probed_check_ins t where t.held_at is null and ${onlyIf})`,
     sql`new_check_ins as (
       insert into rewards.check_ins (${sql.raw(columns)}, first_seen_at, last_seen_at)
-      select t.*, ${seenAt}::timestamptz, ${seenAt}::timestamptz from page_check_ins t join new_ids n on n.id = t.id
+      select t.${sql.raw(columns.replaceAll(', ', ', t.'))}, ${seenAt}::timestamptz, ${seenAt}::timestamptz
+      from probed_check_ins t where t.held_at is null and ${onlyIf}
       returning 1)`,
+    ...heldRowWrites(seenAt, onlyIf, columns),
+  ];
+  return { ctes };
+}
+
+/** checkInUpsert's CTEs for the ids the directory holds: moves, then the guarded upsert. */
+function heldRowWrites(seenAt: Date, onlyIf: RawBuilder<boolean>, columns: string): RawBuilder<unknown>[] {
+  return [
     // Ids stored with another created_at (rare): the rows to move.
     sql`elsewhere_check_ins as (
       select h.id, h.held_at as created_at, h.created_at as to_created_at from held_check_ins h
@@ -114,7 +126,6 @@ export function checkInUpsert(
       where c.last_seen_at <= excluded.last_seen_at
       returning (c.first_seen_at = ${seenAt}) as inserted)`,
   ];
-  return { ctes };
 }
 
 /**
