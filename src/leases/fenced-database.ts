@@ -30,12 +30,12 @@ import { LeaseLostError } from './lease-lost-error.js';
 /**
  * The database as work under one or more leases sees it: every write is fenced. A transaction
  * begins with the fencing check (heldLeasesQuery: every lease still held by its token, rows locked
- * FOR SHARE until commit) and aborts with LeaseLostError when a lease is gone; a statement outside
+ * FOR KEY SHARE until commit) and aborts with LeaseLostError when a lease is gone; a statement outside
  * a transaction that may write is run as BEGIN, check, statement, COMMIT. Reads outside a
  * transaction run as they are: a read by a holder that lost its lease changes nothing.
  *
  * An UPDATE or DELETE built with kysely carries the check itself, in one statement (no BEGIN and
- * COMMIT around it): the check as a CTE, its rows locked FOR SHARE, and the statement's WHERE
+ * COMMIT around it): the check as a CTE, its rows locked FOR KEY SHARE, and the statement's WHERE
  * conditional on it (FenceInStatement); when it touches no row, the lease is checked again, and a
  * lost lease throws. So a window's start and completion cost one round trip each, as before.
  *

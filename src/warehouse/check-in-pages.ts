@@ -51,7 +51,7 @@ export interface CheckInPageCommit {
  *
  * Fenced like every write under a lease (src/leases/fenced-database.ts): the transaction form
  * through the leased database, the one statement with the lease check as its first CTE (rows
- * locked FOR SHARE) and both writes conditional on it. A lost lease writes nothing and throws
+ * locked FOR KEY SHARE: a renewal never waits for it) and both writes conditional on it. A lost lease writes nothing and throws
  * LeaseLostError; a window row that took no checkpoint throws WindowGoneError.
  */
 export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
@@ -92,7 +92,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   );
   const ctes = [
     ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
-    ...(upsert === null ? [] : [...upsert.ctes, sql`written as (${upsert.upsert})`]),
+    ...(upsert?.ctes ?? []),
     sql`checkpoint as (${checkpoint})`,
   ];
   const { rows } = await sql<{ held: boolean; checkpointed: number }>`

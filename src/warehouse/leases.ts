@@ -65,18 +65,20 @@ export async function releaseLease(db: Executor, lease: LeaseRef): Promise<void>
 }
 
 /**
- * The fencing check: the names of `leases` still held by their tokens, each row locked FOR SHARE
- * until the transaction ends. FOR SHARE conflicts with the lock an acquirer's `on conflict do
- * update` and a renewal take, so no other holder can take a lease between this check and the
- * commit of the writes after it: an old holder's writes land before a new holder starts, or
- * not at all. Fewer rows than leases: a lease is lost.
+ * The fencing check: the names of `leases` still held by their tokens, each row locked FOR KEY
+ * SHARE until the transaction ends. `token` is a key column (unique (name, token), migration
+ * 0013), so an acquirer's `on conflict do update` of the token is a key update and waits for this
+ * lock: no other holder can take a lease between this check and the commit of the writes after
+ * it, and an old holder's writes land before a new holder starts, or not at all. A renewal only
+ * moves expires_at (FOR NO KEY UPDATE) and never waits behind a page write. Fewer rows than
+ * leases: a lease is lost.
  */
 export function heldLeasesQuery(leases: readonly LeaseRef[]): RawBuilder<{ name: string }> {
   const pairs = sql.join(leases.map((lease) => sql`(${lease.name}::text, ${lease.token}::bigint)`));
   return sql<{ name: string }>`
     select name from rewards.leases
     where (name, token) in (${pairs}) and expires_at > now()
-    for share`;
+    for key share`;
 }
 
 export interface LeaseHolder {

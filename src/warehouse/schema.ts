@@ -298,8 +298,13 @@ export interface CheckInsDailyView {
   median_visit_minutes: number | null;
 }
 
-/** Kept by triggers on check_ins (migration 0009); read through the check_ins_daily view. */
-export type CheckInsDailyRollupTable = CheckInsDailyView;
+/**
+ * Kept by triggers on check_ins (migration 0009); read through the check_ins_daily view. An
+ * unsettled median is read from the rows until rewards.settle_check_ins_daily stores it (0013).
+ */
+export interface CheckInsDailyRollupTable extends CheckInsDailyView {
+  median_settled: Generated<boolean>;
+}
 
 /** New check-ins per hour of first_seen_at, sharded by backend; readers sum the shards. */
 export interface CheckInsFirstSeenHourlyTable {
