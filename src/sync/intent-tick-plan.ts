@@ -58,6 +58,27 @@ export function dueLookupLimit(budget: number): number {
   return Math.max(1_000, budget * 50);
 }
 
+/** Share of the intents' requests kept from the list round for by-id reads of the full form. */
+export const DEFAULT_FULL_FORM_SHARE = 0.1;
+
+/**
+ * The by-id reads a tick keeps from the list round (docs/payment-intents.md, "One pass"): a credit
+ * of `share` of each tick's budget, carried from tick to tick (a tick of 5 requests earns half a
+ * read), spent whole when the tick reserves it. A tick with no full form to read (`demand` false)
+ * reserves nothing and carries at most one read. The round gets the rest (at least one page);
+ * payments the round finds are read first from the reserve, then backfill, newest first. Pure.
+ */
+export function fullFormReserve(
+  credit: number,
+  input: { budget: number; share: number; demand: boolean },
+): { reserve: number; pageBudget: number; credit: number } {
+  const budget = Math.max(1, Math.floor(input.budget));
+  const earned = Math.min(budget, Math.max(0, credit) + budget * Math.max(0, input.share));
+  if (!input.demand) return { reserve: 0, pageBudget: budget, credit: Math.min(1, earned) };
+  const reserve = Math.min(Math.floor(earned), budget - 1);
+  return { reserve, pageBudget: budget - reserve, credit: earned - reserve };
+}
+
 /** A pass's status from its counts: failed when every request failed, partial when some did. */
 export function intentPassStatus(totals: {
   requests: number;

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_FULL_FORM_SHARE,
   dueLookupLimit,
+  fullFormReserve,
   fullSweepDue,
   intentPassStatus,
   nextTickStartMs,
@@ -116,5 +118,52 @@ describe('the rest of a tick', () => {
     [{ requests: 0, errors: 1 }, 'failed'],
   ] as const)('a pass with %o %s', (totals, status) => {
     expect(intentPassStatus(totals)).toBe(status);
+  });
+});
+
+describe('the full-form reserve: by-id reads within a bounded share of the requests', () => {
+  it('a tick of 5 requests earns half a read: one every other tick, the round gets the rest', () => {
+    let credit = 0;
+    const reserves: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const split = fullFormReserve(credit, { budget: 5, share: DEFAULT_FULL_FORM_SHARE, demand: true });
+      expect(split.pageBudget + split.reserve).toBe(5);
+      reserves.push(split.reserve);
+      credit = split.credit;
+    }
+    expect(reserves).toEqual([0, 1, 0, 1, 0, 1]);
+  });
+  it('nothing to read: nothing reserved, at most one read carried', () => {
+    let credit = 0;
+    for (let i = 0; i < 50; i++) {
+      const split = fullFormReserve(credit, { budget: 5, share: 0.5, demand: false });
+      expect(split).toMatchObject({ reserve: 0, pageBudget: 5 });
+      credit = split.credit;
+    }
+    expect(credit).toBe(1);
+  });
+  it('over any run of ticks: at least one page a tick, reads within the share (plus the one carried)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ budget: fc.integer({ min: 1, max: 60 }), demand: fc.boolean() }), {
+          maxLength: 60,
+        }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (ticks, share) => {
+          let credit = 1;
+          let reads = 0;
+          let spent = 0;
+          for (const tick of ticks) {
+            const split = fullFormReserve(credit, { ...tick, share });
+            expect(split.pageBudget).toBeGreaterThanOrEqual(1);
+            expect(split.reserve + split.pageBudget).toBe(tick.budget);
+            reads += split.reserve;
+            spent += tick.budget;
+            credit = split.credit;
+          }
+          expect(reads).toBeLessThanOrEqual(share * spent + 1 + 1e-9);
+        },
+      ),
+    );
   });
 });
