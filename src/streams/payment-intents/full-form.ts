@@ -32,7 +32,8 @@ export async function fetchFullForms(
     changes: input.sweep.toFetch,
     due: input.due,
     seen: input.sweep.seen,
-    remaining: tick.budget - tick.stats.requests,
+    // Within the full-form room (the share's reserve while the pass ticks), never past the budget.
+    remaining: Math.min(tick.budget - tick.stats.requests, fullFormRoomLeft(tick, input.sweep)),
   });
   const planned: Fetch[] = [...plan.changes, ...plan.duePolls.map((id): Fetch => ({ id, why: 'due' }))];
   const backfill = await findRowsWithoutFullForm(db, {
@@ -52,6 +53,12 @@ export async function fetchFullForms(
   }
   const failedFirstSights = await fetchAll(tick, planned, stored);
   return { deferredChanges, failedFirstSights, dueLeft: plan.dueLeft };
+}
+
+/** The by-id reads left of the tick's full-form room after the sweep queued its payments. */
+function fullFormRoomLeft(tick: Tick, sweep: SweepResult): number {
+  if (tick.settings.slotMs <= 0) return Number.POSITIVE_INFINITY;
+  return Math.max(tick.fullFormRoom, sweep.toFetch.filter((fetch) => fetch.fallback !== undefined).length);
 }
 
 /**

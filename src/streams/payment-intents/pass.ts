@@ -43,7 +43,7 @@ export async function runPaymentIntentsPass(
     ...stripUndefined(tuning),
     schedule: schedule ?? DEFAULT_POLL_SCHEDULE,
   };
-  // The first tick of a pass may read one full form; then about `share` of the requests.
+  // The first tick of a pass may read one full form; then `share` of the requests spent.
   const carry: TickCarry = { fullFormCredit: 1, fullFormShare: fullFormShare ?? DEFAULT_FULL_FORM_SHARE };
   const pacing: TickPacing = {
     slotMs: settings.slotMs,
@@ -72,6 +72,7 @@ export async function runPaymentIntentsPass(
       tickStartedMs,
       requests: last.stats.requests,
       budget: last.budget,
+      readRound: last.readRound,
     });
     if (nextTickMs === null) break;
     const waitMs = nextTickMs - clock.now().getTime();

@@ -63,10 +63,12 @@ export async function sweepIntentList(
     serverPageSize: null,
   };
   const last = plan.round.nextPage + plan.maxPages - 1;
-  tick.fullFormRoom = Math.max(
-    tick.fullFormReserve,
-    tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1),
-  );
+  // A pass of one tick (`run`) has nothing else to spend its budget on; a ticking pass keeps it for rounds.
+  if (settings.slotMs <= 0)
+    tick.fullFormRoom = Math.max(
+      tick.fullFormReserve,
+      tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1),
+    );
   const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
   const request = (page: number) => {
     if (page > last || inFlight.has(page)) return;

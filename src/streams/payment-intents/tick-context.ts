@@ -45,6 +45,8 @@ export interface TickStats {
   unchangedNotWritten: number;
   /** List rounds completed (every open intent seen once per round). */
   rounds: number;
+  /** The ticks' budgets, summed (the intents' allowance over each tick's interval). */
+  allowed: number;
   errors: number;
   rejected: number;
   salvaged: number;
@@ -63,6 +65,7 @@ export const emptyTickStats = (): TickStats => ({
   fullFormReads: 0,
   unchangedNotWritten: 0,
   rounds: 0,
+  allowed: 0,
   errors: 0,
   rejected: 0,
   salvaged: 0,
@@ -83,9 +86,9 @@ export interface Tick {
   /** By-id reads this tick keeps from the list round (the full-form share, carried over ticks). */
   fullFormReserve: number;
   /**
-   * By-id reads the tick can afford after its part of the round: the reserve, or more when the round
-   * is expected to end this tick. Payments the list shows are read by id first only while the reads
-   * queued are fewer; past it they are recorded from the list form at once.
+   * By-id reads the tick may make: the reserve while the pass ticks (rounds get the rest); for a pass
+   * of one tick, whatever its part of the round leaves. Payments the list shows are read by id first
+   * only while the reads queued are fewer; past it they are recorded from the list form at once.
    */
   fullFormRoom: number;
   stats: TickStats;

@@ -2,6 +2,7 @@ import type { PartnerApi } from '../../api/partner-api.js';
 import { advanceRound, nextHorizon } from '../../sync/intent-sweep-plan.js';
 import {
   dueLookupLimit,
+  earnFullFormCredit,
   fullFormReserve,
   fullSweepDue as fullSweepDueAt,
 } from '../../sync/intent-tick-plan.js';
@@ -24,6 +25,8 @@ export interface TickOutcome {
   stats: TickStats;
   /** What the tick was allowed to spend (its pacing: the next tick waits until that rate is kept). */
   budget: number;
+  /** Whether it read list pages (a round in progress): the next tick follows at the allowance's pace. */
+  readRound: boolean;
   /** Open intents after the tick: the pass keeps ticking while there are any. */
   open: number;
   lastError: string | undefined;
@@ -58,22 +61,24 @@ export async function runIntentTick(
   const pagesWanted = Math.max(1, Math.ceil(open / Math.max(1, settings.sweepPageSize)));
   const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
   const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
-  const split = fullFormReserve(plan.carry.fullFormCredit, {
-    budget,
-    share: plan.carry.fullFormShare,
-    demand,
-  });
-  plan.carry.fullFormCredit = split.credit;
+  const split = fullFormReserve(plan.carry.fullFormCredit, { budget, demand });
   const tick = await startTick(deps, settings, { budget, reserve: split.reserve }, payee);
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
   const fetches = await fetchFullForms(tick, { due, sweep });
   await finishTick(tick, { sweep, fetches, finishedAt: clock.now() });
+  plan.carry.fullFormCredit = earnFullFormCredit(split.credit, {
+    requests: tick.stats.requests,
+    share: plan.carry.fullFormShare,
+    budget,
+  });
   const openAfter = await countOpenIntents(db);
   deps.metrics.openIntents.set(openAfter);
+  tick.stats.allowed += budget;
   return {
     stats: tick.stats,
     budget,
+    readRound: tick.stats.pages > 0,
     open: openAfter,
     lastError: tick.lastError,
     details: {
