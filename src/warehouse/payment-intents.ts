@@ -14,6 +14,10 @@ export interface StoredIntent {
   createdAt: Date | null;
   expiresAt: Date | null;
   updatedAt: Date | null;
+  amountValue: string | null;
+  amountCurrency: string | null;
+  description: string | null;
+  nextPollAt: Date | null;
   /** Whether the full form was ever written (the list form carries no payer). */
   hasFullForm: boolean;
   /** Fields only the full form carries and that never change after creation. */
@@ -42,6 +46,10 @@ export async function loadStoredIntents(
       'created_at',
       'expires_at',
       'updated_at',
+      'amount_value',
+      'amount_currency',
+      'description',
+      'next_poll_at',
       'payer_account_balance_id',
       'payee_account_balance_id',
       'metadata',
@@ -58,6 +66,10 @@ export async function loadStoredIntents(
         createdAt: row.created_at,
         expiresAt: row.expires_at,
         updatedAt: row.updated_at,
+        amountValue: row.amount_value,
+        amountCurrency: row.amount_currency,
+        description: row.description,
+        nextPollAt: row.next_poll_at,
         hasFullForm: row.payer_account_balance_id !== null,
         payerAccountBalanceId: row.payer_account_balance_id,
         payeeAccountBalanceId: row.payee_account_balance_id,

@@ -1,13 +1,13 @@
 import type { Page } from '../../api/partner-api.js';
 import type { PaymentIntent } from '../../records/payment-intent.js';
 import { effectivePageSize } from '../../records/pagination.js';
-import type { DueIntent } from '../../sync/intent-poll-schedule.js';
 import {
   followListOrder,
   LIST_ORDER_START,
   planIntentSweep,
   sweepReachedStop,
   type ListOrder,
+  type ListRound,
 } from '../../sync/intent-sweep-plan.js';
 import { openIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
@@ -17,27 +17,38 @@ import { applyListPage, type ListPageOutput } from './list-page.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import type { Tick } from './tick-context.js';
 
+/** List pages requested ahead of the one being applied (the limiter still paces each request). */
+const PREFETCH_PAGES = 2;
+
 export interface SweepResult extends ListPageOutput {
+  /** The round this tick read from, and where it stands after the tick. */
+  round: ListRound;
+  /** The page the round continues from next tick. */
+  nextPage: number;
+  /** Whether the round completed this tick (past its stop, or the end of the list). */
+  completed: boolean;
   newestSeen: Date | null;
-  reachedHorizon: boolean;
   serverPageSize: number | null;
 }
 
 /**
- * The list sweep, newest first, as far as planIntentSweep says: down to the discovery horizon, past
- * every open intent when the budget affords it (so a payment anywhere among them is seen this tick),
- * or the whole list on a full sweep. Each page is applied as it arrives (applyListPage).
+ * This tick's part of the list round (planIntentSweep): from the round's next page, at most
+ * `pageBudget` pages, until the round is past every open intent and the discovery horizon (or the
+ * end of the list on a full round). Pages are requested up to two ahead of the one being applied, never
+ * past the page the round is expected to end on; each page is applied as it arrives, in list order.
  */
 export async function sweepIntentList(
   tick: Tick,
-  input: { due: readonly DueIntent[]; fullSweep: boolean },
+  input: { fullSweepDue: boolean; pageBudget: number },
 ): Promise<SweepResult> {
   const { deps, settings, state } = tick;
   const plan = planIntentSweep({
-    due: input.due,
+    round: state.round,
+    payee: tick.payee ?? null,
+    now: tick.startedAt,
+    fullSweepDue: input.fullSweepDue,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    budget: tick.budget,
-    fullSweep: input.fullSweep,
+    pageBudget: input.pageBudget,
     reach: await openIntentsReach(deps.db, tick.payee),
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
@@ -45,45 +56,81 @@ export async function sweepIntentList(
   const result: SweepResult = {
     seen: new Set(),
     toFetch: [],
+    round: plan.round,
+    nextPage: plan.round.nextPage,
+    completed: false,
     newestSeen: null,
-    reachedHorizon: false,
     serverPageSize: null,
+  };
+  const last = plan.round.nextPage + plan.maxPages - 1;
+  // A pass of one tick (`run`) has nothing else to spend its budget on; a ticking pass keeps it for rounds.
+  if (settings.slotMs <= 0)
+    tick.fullFormRoom = Math.max(
+      tick.fullFormReserve,
+      tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1),
+    );
+  const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
+  const request = (page: number) => {
+    if (page > last || inFlight.has(page)) return;
+    const pending = firstPage(tick, page);
+    pending.catch(() => undefined); // awaited in order below; a page never awaited must not go unhandled
+    inFlight.set(page, pending);
   };
   let order = LIST_ORDER_START;
   try {
-    const pages = deps.api.paymentIntentPages({
-      ...(tick.payee === undefined ? {} : { payee: tick.payee }),
-      pageSize: settings.sweepPageSize,
-      priority: 'high',
-      signal: deps.signal,
-    });
-    for await (const page of pages) {
-      order = await applySweepPage(tick, page, { order, result });
-      if (page.pagination.nextPage === null) result.reachedHorizon = true;
-      // A full sweep has no stop: it reads to the end.
-      if (sweepReachedStop(order, plan.stopBelow)) {
-        result.reachedHorizon = true;
+    for (let page = plan.round.nextPage; page <= last; page++) {
+      request(page);
+      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
+        if (page + ahead <= plan.prefetchThrough) request(page + ahead);
+      const answer = await (inFlight.get(page) as Promise<Page<PaymentIntent>>);
+      inFlight.delete(page);
+      order = await applySweepPage(tick, answer, { order, result });
+      result.nextPage = page + 1;
+      const next = answer.pagination.nextPage;
+      if (next === null || (!plan.round.full && sweepReachedStop(order, plan.stopBelow))) {
+        result.completed = true;
         break;
       }
-      if (tick.stats.pages >= plan.maxPages) break;
+      // The server's next page is the one to read (it is page + 1 unless it says otherwise).
+      if (next !== page + 1) {
+        result.nextPage = next;
+        break;
+      }
     }
     if (!order.newestFirst)
-      tick.log.warn('the payment intent list is not newest first: sweeps cannot stop early');
+      tick.log.warn('the payment intent list is not newest first: a round cannot stop early');
   } catch (error) {
     if (stopsThePass(error)) throw error;
-    tick.noteError(error, { during: 'list sweep' });
+    tick.noteError(error, { during: 'list sweep', page: result.nextPage });
+  } finally {
+    // Prefetched pages the tick did not apply (a stop, an error) are dropped: the round reads them again.
+    await Promise.allSettled(inFlight.values());
   }
   return result;
 }
 
-/** One page of the sweep: counted, its rejections stored, its records applied, its drift noted. */
+/** One list page at `page`, counted as a request when asked. */
+async function firstPage(tick: Tick, page: number): Promise<Page<PaymentIntent>> {
+  const { deps, settings } = tick;
+  tick.stats.requests++;
+  const pages = deps.api.paymentIntentPages({
+    ...(tick.payee === undefined ? {} : { payee: tick.payee }),
+    pageSize: settings.sweepPageSize,
+    startPage: page,
+    priority: 'high',
+    signal: deps.signal,
+  });
+  for await (const answer of pages) return answer;
+  throw new Error(`payment intent list page ${page} gave no answer`);
+}
+
+/** One page of the round: counted, its rejections stored, its records applied, its drift noted. */
 async function applySweepPage(
   tick: Tick,
   page: Page<PaymentIntent>,
   input: { order: ListOrder; result: SweepResult },
 ): Promise<ListOrder> {
   const { deps, settings, stats } = tick;
-  stats.requests++;
   stats.pages++;
   input.result.serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
   const observedAt = deps.clock.now();
