@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 
 export function statusCommand(context: CliContext): Command {
@@ -28,6 +29,7 @@ export function statusCommand(context: CliContext): Command {
         throw error;
       }
       const { redis } = createOneShotClient(config.redis, logger);
+      let verdict: 'ok' | 'attention' = 'ok';
       try {
         await redis
           .connect()
@@ -40,9 +42,12 @@ export function statusCommand(context: CliContext): Command {
         context.stdout.write(
           options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report),
         );
+        // Exit 1 on ATTENTION, so `rewards-etl status` serves as a health check (README, docs/contract.md).
+        if (!report.verdict.ok) verdict = 'attention';
       } finally {
         redis.disconnect();
         await db.destroy();
       }
+      if (verdict === 'attention') throw new CliExit(ExitCode.failed, '');
     });
 }
