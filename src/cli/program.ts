@@ -5,6 +5,7 @@ import { stripControlCharacters } from '../terminal-text.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 import type { CliContext } from './context.js';
 import { registerCommands } from './commands.js';
+import { warnUnknownSettings } from './warn-unknown-settings.js';
 import { applyUsageSettings, usageLine } from './parse-options.js';
 
 export function buildProgram(context: CliContext): Command {
@@ -27,6 +28,7 @@ export async function runCli(argv: string[], context: CliContext): Promise<numbe
   let running: Command = program;
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand;
+    warnUnknownSettings(context);
   });
   try {
     await program.parseAsync(argv, { from: 'user' });
