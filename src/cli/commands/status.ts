@@ -15,8 +15,11 @@ export function statusCommand(context: CliContext): Command {
       const { collectStatus } = await import('../../status/collect-status.js');
       const { renderStatusText } = await import('../../status/render-text.js');
       const { createDatabase } = await import('../../warehouse/database.js');
+      const { waitForServices } = await import('../wait-for-services.js');
       const config = context.config();
       const logger = context.logger();
+      // Redis is optional here: without it the queue depths are reported as unknown.
+      await waitForServices(config, logger, { postgres: 'DATABASE_URL' });
       const db = createDatabase({
         url: config.databaseUrl.reveal(),
         maxConnections: 4,

@@ -36,6 +36,8 @@ async function runWorker(context: CliContext, options: { shutdownDeadline: numbe
   requireApiBaseUrl(config);
   requireApiKey(config);
   const logger = context.logger();
+  const { waitForServices } = await import('../wait-for-services.js');
+  await waitForServices(config, logger, { postgres: 'DATABASE_URL', redis: true });
   const { createDatabase } = await import('../../warehouse/database.js');
   const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
   try {
