@@ -152,6 +152,8 @@ export interface Config {
   /** When set, every endpoint but /healthz and /readyz wants it (Bearer, or the password of Basic auth). */
   statusToken: Secret | undefined;
   logLevel: LogLevel;
+  /** STARTUP_TIMEOUT: how long a command waits for Postgres and Redis before it exits 1 naming the setting. */
+  startupTimeoutMs: number;
 }
 
 /** Values that must be scrubbed from any text we emit, whatever path they took. */
@@ -371,6 +373,7 @@ function toConfig(env: Env): Config {
     httpPort: env.HTTP_PORT,
     statusToken: env.STATUS_TOKEN,
     logLevel: env.LOG_LEVEL,
+    startupTimeoutMs: env.STARTUP_TIMEOUT,
   };
 }
 

@@ -33,6 +33,31 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+const DEBUG_LEVELS: ReadonlySet<LevelWithSilent> = new Set(['debug', 'trace']);
+
+/**
+ * Errors as one JSON object (type, message, code), their stack (and their causes' stacks) only at
+ * LOG_LEVEL=debug or trace: an operator reading `journalctl -o cat | jq` wants the cause, not the
+ * frames of ioredis or pg.
+ */
+export function errorSerializer(level: LevelWithSilent): (error: unknown) => unknown {
+  const keepStacks = DEBUG_LEVELS.has(level);
+  const strip = (value: unknown, depth: number): unknown => {
+    if (value === null || typeof value !== 'object' || depth > 5) return value;
+    if (Array.isArray(value)) return value.map((item) => strip(item, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'stack') continue;
+      out[key] = strip(inner, depth + 1);
+    }
+    return out;
+  };
+  return (error: unknown) => {
+    const serialized = error instanceof Error ? pino.stdSerializers.err(error) : error;
+    return keepStacks ? serialized : strip(serialized, 0);
+  };
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const secrets = (options.secrets ?? []).filter((value) => value.length > 0);
   const scrub = (line: string): string =>
@@ -40,6 +65,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY);
   const base = {
     level: options.level,
+    serializers: { err: errorSerializer(options.level) },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     hooks: { streamWrite: scrub },
   };

@@ -5,6 +5,8 @@ import type { CliInput } from './read-secret.js';
 /** What every command gets: the environment it runs in, its output streams, and lazy config. */
 export interface CliContext {
   env: Record<string, string | undefined>;
+  /** Names `.env` set (they are in `env` too): an unknown setting's warning says where it came from. */
+  dotEnvNames?: ReadonlySet<string>;
   /** Where secrets are read from (`auth import`, `auth exchange`), never from flags. */
   stdin: CliInput;
   stdout: NodeJS.WritableStream;
@@ -14,11 +16,15 @@ export interface CliContext {
   logger(): Logger;
 }
 
-export function createCliContext(env: Record<string, string | undefined>): CliContext {
+export function createCliContext(
+  env: Record<string, string | undefined>,
+  options: { dotEnvNames?: ReadonlySet<string> } = {},
+): CliContext {
   let config: Config | undefined;
   let logger: Logger | undefined;
   const context: CliContext = {
     env,
+    ...(options.dotEnvNames === undefined ? {} : { dotEnvNames: options.dotEnvNames }),
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,

@@ -141,7 +141,7 @@ function streamsSection(report: StatusReport, now: Date): string[] {
         s.stream,
         formatDuration(s.intervalSeconds),
         s.lastRun === null ? 'never' : relativeTime(s.lastRun.startedAt, now),
-        s.lastRun?.status ?? '—',
+        s.lastRun === null ? '—' : s.lastRun.kind === 'window' ? 'window done' : s.lastRun.status,
         s.lastRun?.rows ?? 0,
         s.lastRun?.requests ?? 0,
         s.nextDueAt === null ? '—' : relativeTime(s.nextDueAt, now).replace(/ ago$/, ' overdue'),

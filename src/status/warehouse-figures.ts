@@ -74,6 +74,28 @@ export async function readWindows(db: Kysely<DB>): Promise<WindowsSummary> {
   };
 }
 
+/** The check-in window a worker completed last: the feed's progress, as workers page windows, not passes. */
+export interface LastPagedWindow {
+  completedAt: string;
+  rows: number;
+  pages: number;
+}
+
+export async function readLastPagedWindow(db: Kysely<DB>): Promise<LastPagedWindow | null> {
+  // The (stream, status, window_start) index narrows to complete windows; retention bounds them.
+  const row = await db
+    .selectFrom('rewards.sync_windows')
+    .select(['completed_at', 'rows_seen', 'pages'])
+    .where('stream', '=', CHECKINS_STREAM)
+    .where('status', '=', 'complete')
+    .where('completed_at', 'is not', null)
+    .orderBy('completed_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (row?.completed_at == null) return null;
+  return { completedAt: row.completed_at.toISOString(), rows: row.rows_seen, pages: row.pages };
+}
+
 interface RunRow {
   stream: string;
   started_at: Date | null;

@@ -41,7 +41,11 @@ export function createQueues(config: Config, connection: RedisClient): Map<Queue
 
 /** One queue, for a command that hands work to the workers (the caller closes it). */
 export function createQueue(config: Config, connection: RedisClient, name: QueueName): Queue {
-  return new Queue(name, { connection, prefix: config.redisPrefix });
+  const queue = new Queue(name, { connection, prefix: config.redisPrefix });
+  // Without a listener BullMQ prints each connection error raw (multi-line, not JSON) on stderr;
+  // the shared client already logs it once as a JSON line (src/redis/connection.ts).
+  queue.on('error', () => undefined);
+  return queue;
 }
 
 /**

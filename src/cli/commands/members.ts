@@ -16,6 +16,8 @@ async function withWarehouse<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = context.config();
+  const { waitForServices } = await import('../wait-for-services.js');
+  await waitForServices(config, context.logger(), { postgres: 'DATABASE_URL' });
   const { createDatabase } = await import('../../warehouse/database.js');
   const { requireMigratedWarehouse } = await import('../warehouse-ready.js');
   const db = createDatabase({

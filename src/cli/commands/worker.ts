@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { onInterrupt } from '../interrupt.js';
+import { secondsOption } from '../parse-options.js';
 import type { Logger } from '../../log.js';
 import type { RunningHttpServer } from '../../http/server.js';
 import type { RunningWorker } from '../../worker/worker.js';
@@ -21,19 +22,22 @@ export function workerCommand(context: CliContext): Command {
     .option(
       '--shutdown-deadline <seconds>',
       'how long active jobs may take to finish on SIGTERM before they are released',
-      '30',
+      secondsOption('--shutdown-deadline'),
+      30,
     )
-    .action((options: { shutdownDeadline: string }) => runWorker(context, options));
+    .action((options: { shutdownDeadline: number }) => runWorker(context, options));
 }
 
 /** Starts the worker and its HTTP server, and runs until a signal or a stuck verdict. */
-async function runWorker(context: CliContext, options: { shutdownDeadline: string }): Promise<void> {
+async function runWorker(context: CliContext, options: { shutdownDeadline: number }): Promise<void> {
   const { startWorker } = await import('../../worker/worker.js');
   const { JOB_SET } = await import('../../../jobs/registry.js');
   const config = context.config();
   requireApiBaseUrl(config);
   requireApiKey(config);
   const logger = context.logger();
+  const { waitForServices } = await import('../wait-for-services.js');
+  await waitForServices(config, logger, { postgres: 'DATABASE_URL', redis: true });
   const { createDatabase } = await import('../../warehouse/database.js');
   const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
   try {
@@ -56,7 +60,7 @@ async function runWorker(context: CliContext, options: { shutdownDeadline: strin
     liveness: () => worker.liveness(),
   });
   logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
-  const deadline = Number(options.shutdownDeadline) * 1000;
+  const deadline = options.shutdownDeadline * 1000;
   const outcome = await new Promise<'interrupted' | 'stuck'>((resolve) => {
     const detach = onInterrupt((signal) => {
       detach();

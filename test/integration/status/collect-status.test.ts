@@ -212,7 +212,7 @@ describe('collectStatus on a seeded warehouse', () => {
     }
   });
 
-  it('`status --json` prints the report on stdout, and `status` the text view', async () => {
+  it('`status --json` prints the report on stdout, and `status` the text view; ATTENTION exits 1', async () => {
     const run = async (args: string[]) => {
       let stdout = '';
       const sink = new Writable({
@@ -227,9 +227,12 @@ describe('collectStatus on a seeded warehouse', () => {
         REDIS_PREFIX: prefix,
         LOG_LEVEL: 'silent',
       };
-      await statusCommand({ ...createCliContext(env), stdout: sink, stderr: sink }).parseAsync(args, {
-        from: 'user',
-      });
+      // The seeded warehouse has failed windows: the verdict is ATTENTION, so status exits 1.
+      await expect(
+        statusCommand({ ...createCliContext(env), stdout: sink, stderr: sink }).parseAsync(args, {
+          from: 'user',
+        }),
+      ).rejects.toMatchObject({ name: 'CliExit', code: 1 });
       return stdout;
     };
     const json = JSON.parse(await run(['--json'])) as StatusReport;
