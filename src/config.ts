@@ -5,6 +5,7 @@ import { packageVersion } from './package-info.js';
 import { Secret } from './secret.js';
 import type { Cadence, ReadKind } from './sync/read-cadence.js';
 import { cadencesFrom } from './sync/read-ceilings.js';
+import type { MemberPiiMode } from './sync/member-pii.js';
 import {
   DEFAULT_REDIS_URL,
   RedisSettingProblem,
@@ -54,7 +55,7 @@ export const INTENT_PASS_TUNING: Readonly<IntentPassTuning> = {
   tickEveryMs: 1_000,
 };
 
-export type MemberPiiMode = 'store' | 'hash' | 'omit';
+export type { MemberPiiMode };
 
 export interface OAuthConfig {
   clientId: string;
