@@ -222,7 +222,9 @@ export const envSchema = z.object({
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // How long a command waits at start-up for Postgres and Redis before it exits 1 naming the setting.
-  STARTUP_TIMEOUT: duration.refine((ms) => ms >= 0 && ms <= 600_000, 'must be from 0s to 10m').default(20_000),
+  STARTUP_TIMEOUT: duration
+    .refine((ms) => ms >= 0 && ms <= 600_000, 'must be from 0s to 10m')
+    .default(20_000),
 });
 
 export type Env = z.output<typeof envSchema>;
