@@ -5,7 +5,7 @@
 // Run: `node --import tsx test/run-tests.ts [filters…]` (REWARDS_TEST_HIDE_TOOLS, CI, CHAOS_SCALE
 // pass through). Filters go to both runs, e.g. `npm test -- test/unit test/chaos/bad-config`.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -41,6 +41,10 @@ chmodSync(runDir, 0o755);
 chmodSync(tmp, 0o1777);
 writeFileSync(join(runDir, 'owner.pid'), `${process.pid}\n`);
 
+// A closed pipe (`npm test | head`) must not end the run before its clean-up.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+
 let current: ReturnType<typeof spawn> | undefined;
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -53,22 +57,33 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const failures: string[] = [];
-const earlier = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDIS_URL, keepRunId: runId });
-describeRemoved('removed what earlier runs left', earlier);
-
-const canary = await plantCanary();
-const filters = process.argv.slice(2);
-// A filter may match files of one suite only: the other then has nothing to run, which is fine.
-const filterArgs = filters.length === 0 ? [] : [...filters, '--passWithNoTests'];
 const runs: VitestRun[] = [];
-runs.push(await runVitest('main', filterArgs));
-if (!interrupted) runs.push(await runVitest('chaos', ['--config', 'vitest.chaos.config.ts', ...filterArgs]));
-failures.push(...(await checkCanary(canary)));
-
-const own = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDIS_URL, onlyRunId: runId });
-describeRemoved('this run left (now removed)', own);
-const skipped = skippedToolsSummary(runDir);
-rmSync(runDir, { recursive: true, force: true });
+let skipped: string[];
+try {
+  const earlier = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDIS_URL, keepRunId: runId });
+  describeRemoved('removed what earlier runs left', earlier);
+  const canary = await plantCanary();
+  const filters = process.argv.slice(2);
+  // A filter may match files of one suite only: the other then has nothing to run, which is fine.
+  const filterArgs = filters.length === 0 ? [] : [...filters, '--passWithNoTests'];
+  runs.push(await runVitest('main', filterArgs));
+  if (!interrupted)
+    runs.push(await runVitest('chaos', ['--config', 'vitest.chaos.config.ts', ...filterArgs]));
+  failures.push(...(await checkCanary(canary)));
+} catch (error) {
+  failures.push(`the harness itself failed: ${error instanceof Error ? error.message : String(error)}`);
+} finally {
+  try {
+    const own = await removeLeftovers({ adminUrl: ADMIN_URL, redisUrl: TEST_REDIS_URL, onlyRunId: runId });
+    describeRemoved('this run left (now removed)', own);
+  } catch (error) {
+    failures.push(
+      `removing what this run left failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  skipped = skippedToolsSummary(runDir);
+  rmSync(runDir, { recursive: true, force: true });
+}
 
 for (const run of runs) {
   if (run.exitCode !== 0) failures.push(`the ${run.name} run exited ${run.exitCode}`);
@@ -110,13 +125,13 @@ async function runVitest(name: string, args: string[]): Promise<VitestRun> {
   );
   current = undefined;
   console.log(`== ${name} run: exit ${exitCode} in ${Math.round((Date.now() - started) / 1000)} s`);
-  if (!existsSync(report)) return { name, exitCode, reported: false, passed: 0, failed: 0, skipped: 0 };
-  const json = JSON.parse(readFileSync(report, 'utf8')) as {
-    numPassedTests: number;
-    numFailedTests: number;
-    numPendingTests: number;
-    numTodoTests: number;
-  };
+  let json: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+  try {
+    json = JSON.parse(readFileSync(report, 'utf8')) as typeof json;
+  } catch {
+    // Missing or cut short: the run was killed.
+    return { name, exitCode, reported: false, passed: 0, failed: 0, skipped: 0 };
+  }
   return {
     name,
     exitCode,
