@@ -69,14 +69,14 @@ export function superviseClient<T extends AnyClient>(client: T, options: Supervi
     if (decision.action === 'give-up') {
       lost = true;
       options.logger?.error(
-        { connection: options.name, rebuilds: rebuilds.length, periodMs: policy.periodMs },
+        { redisClient: options.name, rebuilds: rebuilds.length, periodMs: policy.periodMs },
         `redis connection "${options.name}" ended again and cannot be rebuilt; exiting with status 1 so the supervisor starts a fresh process`,
       );
       onLost(options.name);
       return;
     }
     options.logger?.warn(
-      { connection: options.name, rebuild: rebuilds.length },
+      { redisClient: options.name, rebuild: rebuilds.length },
       `redis connection "${options.name}" ended; rebuilding`,
     );
     // The same object reconnects, so every holder of it carries on. A concurrent connect() by its
@@ -84,7 +84,7 @@ export function superviseClient<T extends AnyClient>(client: T, options: Supervi
     setImmediate(() => {
       if (closing.requested() || client.status !== 'end') return;
       client.connect().catch((error: unknown) => {
-        options.logger?.debug({ err: error, connection: options.name }, 'redis rebuild: connect failed');
+        options.logger?.debug({ err: error, redisClient: options.name }, 'redis rebuild: connect failed');
       });
     });
   });

@@ -129,7 +129,9 @@ async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
   const { createQueue } = await import('../../worker/worker.js');
   const queue = createQueue(runtime.deps.config, runtime.redis, QUEUES.checkinsWindow);
   try {
-    return (await queue.getWorkersCount()) > 0;
+    // CLIENT LIST on every Cluster node: one that just died fails it outright (issue 38).
+    const { throughFailover } = await import('../../redis/through-failover.js');
+    return (await throughFailover(() => queue.getWorkersCount())) > 0;
   } finally {
     await queue.close();
   }

@@ -47,6 +47,11 @@ export interface FailoverTarget {
   waitForPromotion(keyPrefix: string, old: RedisServerProcess): Promise<RedisServerProcess>;
   /** After the killed primary is started again: it replicates the new one, and the topology knows it. */
   rejoined(old: RedisServerProcess, promoted: RedisServerProcess): Promise<void>;
+  /**
+   * Before a kill: varies how long the failover takes (seeded), since which moment of a client's
+   * reconnect loop the promotion meets depends on it. Returns what it chose, for the record.
+   */
+  beforeKill?(random: () => number): Promise<string>;
 }
 
 export interface FailoverUnderLoadOptions {
@@ -62,6 +67,8 @@ export interface KillRecord {
   kill: number;
   range: string;
   killedAfterPagingMs: number;
+  /** What the target varied for this kill (a Sentinel's down-after-milliseconds). */
+  failover: string;
   secondsToPromotion: number;
   /** From the promotion until /readyz is 200 and a window was completed through the new primary. */
   secondsToRecovery: number;
@@ -231,8 +238,8 @@ async function killDuringBackfill(
 ): Promise<KillRecord> {
   const { sim, label, target } = run.options;
   const db = run.database.db;
-  const intents = await openIntents(run, kill);
   const pagedBefore = checkInRequests(sim, range);
+  const opening = openIntents(run, kill);
   const backfill = startCli(
     `${label}-load-backfill-${kill}`,
     ['backfill', '--from', range.from.toISOString(), '--to', range.to.toISOString(), '--wait'],
@@ -243,8 +250,9 @@ async function killDuringBackfill(
   expect(paging, `backfill ${kill} never paged:\n${backfill.stderr().slice(-1_500)}`).toBe(true);
   const pagingAt = Date.now();
   const delay = Math.round(200 + random() * 2_300);
-  await sleep(delay);
+  const [intents] = await Promise.all([opening, sleep(delay)]);
   for (const intent of intents) sim.control.intents.pay(intent);
+  const failover = (await target.beforeKill?.(random)) ?? 'as configured';
   const primary = await target.primaryFor(run.prefix);
   const killedAt = Date.now();
   await primary.kill();
@@ -295,6 +303,7 @@ async function killDuringBackfill(
     kill,
     range: `${range.from.toISOString()}..${range.to.toISOString()}`,
     killedAfterPagingMs: killedAt - pagingAt,
+    failover,
     secondsToPromotion: (promotedAt - killedAt) / 1000,
     secondsToRecovery: (recoveredAt - promotedAt) / 1000,
     checkIns: tally.distinct,
