@@ -182,6 +182,10 @@ async function main(): Promise<void> {
     const bareCpuBefore = cpuSeconds();
     const bare = await usageDelta(sim, postgres, () => bareFetchWindows({ ...fetchOptions, windows }));
     const bareCpuSeconds = cpuSeconds() - bareCpuBefore;
+    // The same loop on node:http: what the undici package buys (or costs) the transport.
+    const nodeHttpCpuBefore = cpuSeconds();
+    const nodeHttp = await bareFetchWindows({ ...fetchOptions, windows, client: 'node:http' });
+    const nodeHttpCpuSeconds = cpuSeconds() - nodeHttpCpuBefore;
 
     progress('3/5 writer (commitCheckInPage per page) vs COPY, into a fresh database');
     const writerDb = await createBenchDatabase(postgres.url, 'writer');
@@ -311,7 +315,12 @@ async function main(): Promise<void> {
         windowMs: HOUR_MS,
       },
       backfill: { ...b, rowsPerSecond, warehouseRows, windows: windows.length, ...omitValue(backfill) },
-      bareFetch: { ...bare.value, cpuSeconds: bareCpuSeconds, ...omitValue(bare) },
+      bareFetch: {
+        ...bare.value,
+        cpuSeconds: bareCpuSeconds,
+        ...omitValue(bare),
+        nodeHttp: { ...nodeHttp, cpuSeconds: nodeHttpCpuSeconds },
+      },
       pipelineVsBare,
       machineCpuRatio,
       writer: {
@@ -348,6 +357,7 @@ async function main(): Promise<void> {
         'CPU seconds during each timed phase:',
         cpu(`backfill (${seconds(b.elapsedMs)})`, b.cpuSeconds, backfill),
         cpu(`bare fetch (${seconds(bare.value.elapsedMs)})`, bareCpuSeconds, bare),
+        `  the same bare loop on node:http instead of undici: ${seconds(nodeHttp.elapsedMs)}, own CPU ${nodeHttpCpuSeconds.toFixed(1)} s`,
         'Postgres per phase (its own cluster; pg_stat_statements, top-level statements):',
         buffers('backfill', backfill.postgres),
         buffers(`writer (${seconds(writer.writerMs)})`, writer.writerPostgres),

@@ -60,15 +60,23 @@ export function checkInUpsert(
   if (unique.length === 0) return null;
   const columns = 'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra';
   const ctes = [
-    sql`page_check_ins as (select * from unnest(
-      ${unique.map((c) => c.id)}::uuid[],
-      ${unique.map((c) => c.locationId)}::uuid[],
-      ${unique.map((c) => c.restaurantId)}::uuid[],
-      ${unique.map((c) => c.svcPayEnabled)}::boolean[],
-      ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
-      ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[],
-      ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
-    ) as t(${sql.raw(columns)}))`,
+    // Timestamps travel as epoch milliseconds (int8): no toISOString per row in Node, no
+    // quoting in the array literal, and Postgres adds an interval instead of parsing a date
+    // (exact: a Date holds whole milliseconds).
+    sql`page_check_ins as (
+      select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled,
+        'epoch'::timestamptz + t.created_ms * interval '1 millisecond' as created_at,
+        'epoch'::timestamptz + t.ended_ms * interval '1 millisecond' as ended_at,
+        t.extra
+      from unnest(
+        ${unique.map((c) => c.id)}::uuid[],
+        ${unique.map((c) => c.locationId)}::uuid[],
+        ${unique.map((c) => c.restaurantId)}::uuid[],
+        ${unique.map((c) => c.svcPayEnabled)}::boolean[],
+        ${unique.map((c) => c.createdAt.getTime())}::int8[],
+        ${unique.map((c) => c.endedAt?.getTime() ?? null)}::int8[],
+        ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
+      ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_ms, ended_ms, extra))`,
     // Each id looked up in the directory by one probe of its primary key (a scalar subquery, so
     // the planner cannot turn it into a scan of the whole directory): O(page), at any size.
     sql`probed_check_ins as (
