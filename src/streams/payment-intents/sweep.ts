@@ -69,21 +69,11 @@ export async function sweepIntentList(
       tick.fullFormReserve,
       tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1),
     );
-  const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
-  const request = (page: number) => {
-    if (page > last || inFlight.has(page)) return;
-    const pending = firstPage(tick, page);
-    pending.catch(() => undefined); // awaited in order below; a page never awaited must not go unhandled
-    inFlight.set(page, pending);
-  };
+  const pages = prefetchingReader(tick, { last, prefetchThrough: plan.prefetchThrough });
   let order = LIST_ORDER_START;
   try {
     for (let page = plan.round.nextPage; page <= last; page++) {
-      request(page);
-      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
-        if (page + ahead <= plan.prefetchThrough) request(page + ahead);
-      const answer = await (inFlight.get(page) as Promise<Page<PaymentIntent>>);
-      inFlight.delete(page);
+      const answer = await pages.read(page);
       order = await applySweepPage(tick, answer, { order, result });
       result.nextPage = page + 1;
       const next = answer.pagination.nextPage;
@@ -103,10 +93,41 @@ export async function sweepIntentList(
     if (stopsThePass(error)) throw error;
     tick.noteError(error, { during: 'list sweep', page: result.nextPage });
   } finally {
-    // Prefetched pages the tick did not apply (a stop, an error) are dropped: the round reads them again.
-    await Promise.allSettled(inFlight.values());
+    await pages.settle();
   }
   return result;
+}
+
+/**
+ * Reads list pages in order, each time requesting up to PREFETCH_PAGES ahead (never past
+ * `prefetchThrough` nor `last`). Pages requested but not read (a stop, an error) are dropped on
+ * `settle`: the round reads them again.
+ */
+function prefetchingReader(
+  tick: Tick,
+  bounds: { last: number; prefetchThrough: number },
+): { read(page: number): Promise<Page<PaymentIntent>>; settle(): Promise<void> } {
+  const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
+  const request = (page: number): Promise<Page<PaymentIntent>> => {
+    const known = inFlight.get(page);
+    if (known !== undefined) return known;
+    const pending = firstPage(tick, page);
+    pending.catch(() => undefined); // read in order; one never read must not go unhandled
+    inFlight.set(page, pending);
+    return pending;
+  };
+  return {
+    read(page) {
+      const answer = request(page);
+      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
+        if (page + ahead <= Math.min(bounds.prefetchThrough, bounds.last)) void request(page + ahead);
+      inFlight.delete(page);
+      return answer;
+    },
+    async settle() {
+      await Promise.allSettled(inFlight.values());
+    },
+  };
 }
 
 /** One list page at `page`, counted as a request when asked. */
