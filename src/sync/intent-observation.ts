@@ -140,17 +140,33 @@ export interface StoredListFields {
   updatedAt: Date | null;
   /** When the poll schedule next wants a look; null: no longer scheduled. */
   nextPollAt: Date | null;
+  lastPolledAt: Date | null;
 }
 
+/** A due look that shows nothing new is written at most this often (it advances the poll schedule). */
+export const UNCHANGED_LOOK_WRITE_EVERY_MS = 60_000;
+
 /**
- * Whether a look that shows the stored status is written: when a field the list form carries moved,
- * or when the poll schedule is due (the look then counts as the scheduled poll, so poll counts, the
- * schedule and its end after expiry advance at the schedule's pace). Otherwise nothing is written: a
- * round re-reads every open intent every few seconds, and rewriting unchanged rows at that rate
- * would cost Postgres more than the reads. Pure.
+ * Whether a look that shows the stored status is written: when a field the list form carries moved;
+ * when the poll schedule is due and either ends watching with this look (`stopsWatching`: expired
+ * past the grace, watched too long) or was last written `UNCHANGED_LOOK_WRITE_EVERY_MS` ago. Otherwise
+ * nothing is written: a round re-reads every open intent every few seconds, and rewriting unchanged
+ * rows at that rate would cost Postgres more than the reads (the schedule only decides what rounds
+ * cannot reach, and when watching ends). Pure.
  */
-export function listLookNeedsWrite(listed: PaymentIntent, stored: StoredListFields, now: Date): boolean {
-  if (stored.nextPollAt !== null && stored.nextPollAt.getTime() <= now.getTime()) return true;
+export function listLookNeedsWrite(
+  listed: PaymentIntent,
+  stored: StoredListFields,
+  look: { now: Date; stopsWatching: boolean },
+): boolean {
+  const now = look.now.getTime();
+  const due = stored.nextPollAt !== null && stored.nextPollAt.getTime() <= now;
+  if (due && look.stopsWatching) return true;
+  if (
+    due &&
+    (stored.lastPolledAt === null || now - stored.lastPolledAt.getTime() >= UNCHANGED_LOOK_WRITE_EVERY_MS)
+  )
+    return true;
   return (
     listed.amount.value !== stored.amountValue ||
     listed.amount.currency.toLowerCase() !== stored.amountCurrency ||

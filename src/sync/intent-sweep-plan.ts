@@ -123,6 +123,33 @@ export function advanceRound(
   };
 }
 
+/** Share of a ticking pass's list pages that a full round gets; the rounds past the open intents keep the rest. */
+export const FULL_ROUND_SHARE = 0.2;
+
+/**
+ * How a tick's list pages are split between the round past the open intents and a full round (the
+ * whole list, every `fullSweepEveryMs`), which runs beside it rather than instead of it: a full round
+ * of a long list at page 50 takes minutes, and payments must not wait for it. While the pass ticks,
+ * the full round gets `FULL_ROUND_SHARE` of the pages (none when the tick has a single page); a pass
+ * of one tick (`run`) gives it what the open round leaves (`full` is then an upper bound, the caller
+ * subtracts what was read). Before the first discovery horizon exists, the full round reads alone (it
+ * discovers everything). Pure.
+ */
+export function splitListPages(input: {
+  pageBudget: number;
+  fullRound: boolean;
+  hasHorizon: boolean;
+  ticking: boolean;
+}): { open: number; full: number } {
+  const pages = Math.max(1, Math.floor(input.pageBudget));
+  if (!input.fullRound) return { open: pages, full: 0 };
+  if (!input.hasHorizon) return { open: 0, full: pages };
+  if (!input.ticking) return { open: pages, full: pages };
+  if (pages < 2) return { open: pages, full: 0 };
+  const full = Math.max(1, Math.floor(pages * FULL_ROUND_SHARE));
+  return { open: pages - full, full };
+}
+
 /** What the sweep has seen of the list's order so far. */
 export interface ListOrder {
   /** False once a record is newer than the one before it: then no early stop is safe. */

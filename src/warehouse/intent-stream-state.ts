@@ -15,6 +15,8 @@ export interface IntentStreamState {
   pageSize: number | null;
   /** The list round in progress (src/sync/intent-sweep-plan.ts); null between rounds. */
   round: ListRound | null;
+  /** The full round (the whole list) in progress beside it; null between full rounds. */
+  fullRound: ListRound | null;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function loadIntentStreamState(
     newestCreatedAt: readDate(state['newestCreatedAt']),
     pageSize: typeof state['pageSize'] === 'number' ? state['pageSize'] : null,
     round: readRound(state['round']),
+    fullRound: readRound(state['fullRound']),
   };
 }
 
@@ -61,16 +64,8 @@ export async function saveIntentStreamState(
   if (patch.newestCreatedAt !== undefined)
     json['newestCreatedAt'] = patch.newestCreatedAt?.toISOString() ?? null;
   if (patch.pageSize !== undefined) json['pageSize'] = patch.pageSize;
-  if (patch.round !== undefined)
-    json['round'] =
-      patch.round === null
-        ? null
-        : {
-            ...patch.round,
-            startedAt: patch.round.startedAt.toISOString(),
-            newestSeen: patch.round.newestSeen?.toISOString() ?? null,
-            horizonCap: patch.round.horizonCap?.toISOString() ?? null,
-          };
+  if (patch.round !== undefined) json['round'] = roundJson(patch.round);
+  if (patch.fullRound !== undefined) json['fullRound'] = roundJson(patch.fullRound);
   await sql`
     update rewards.sync_state
     set state = state || ${JSON.stringify(json)}::jsonb, updated_at = ${now}::timestamptz
@@ -81,6 +76,16 @@ function readDate(value: unknown): Date | null {
   if (typeof value !== 'string') return null;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function roundJson(round: ListRound | null): Record<string, unknown> | null {
+  if (round === null) return null;
+  return {
+    ...round,
+    startedAt: round.startedAt.toISOString(),
+    newestSeen: round.newestSeen?.toISOString() ?? null,
+    horizonCap: round.horizonCap?.toISOString() ?? null,
+  };
 }
 
 /** A stored round, or null when it is absent or not in the shape this version writes (a new round starts). */

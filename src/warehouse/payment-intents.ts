@@ -18,6 +18,7 @@ export interface StoredIntent {
   amountCurrency: string | null;
   description: string | null;
   nextPollAt: Date | null;
+  lastPolledAt: Date | null;
   /** Whether the full form was ever written (the list form carries no payer). */
   hasFullForm: boolean;
   /** Fields only the full form carries and that never change after creation. */
@@ -50,6 +51,7 @@ export async function loadStoredIntents(
       'amount_currency',
       'description',
       'next_poll_at',
+      'last_polled_at',
       'payer_account_balance_id',
       'payee_account_balance_id',
       'metadata',
@@ -70,6 +72,7 @@ export async function loadStoredIntents(
         amountCurrency: row.amount_currency,
         description: row.description,
         nextPollAt: row.next_poll_at,
+        lastPolledAt: row.last_polled_at,
         hasFullForm: row.payer_account_balance_id !== null,
         payerAccountBalanceId: row.payer_account_balance_id,
         payeeAccountBalanceId: row.payee_account_balance_id,

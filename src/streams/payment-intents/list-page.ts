@@ -62,8 +62,9 @@ export async function applyListPage(
         });
       } else fromList.push(route);
     } else if (route.kind === 'unchanged' && row !== undefined) {
-      if (listLookNeedsWrite(listed, row, observedAt))
-        unchanged.push({ intent: listed, nextPollAt: listPollAt(tick, listed, row, observedAt) });
+      const pollAt = listPollAt(tick, listed, row, observedAt);
+      if (listLookNeedsWrite(listed, row, { now: observedAt, stopsWatching: pollAt === null }))
+        unchanged.push({ intent: listed, nextPollAt: pollAt });
       else tick.stats.unchangedNotWritten++;
     }
   }

@@ -5,9 +5,11 @@ import {
   followListOrder,
   LIST_ORDER_START,
   planIntentSweep,
+  splitListPages,
   sweepReachedStop,
   type ListOrder,
   type ListRound,
+  type SweepPlan,
 } from '../../sync/intent-sweep-plan.js';
 import { openIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
@@ -20,80 +22,106 @@ import type { Tick } from './tick-context.js';
 /** List pages requested ahead of the one being applied (the limiter still paces each request). */
 const PREFETCH_PAGES = 2;
 
-export interface SweepResult extends ListPageOutput {
-  /** The round this tick read from, and where it stands after the tick. */
+/** Where one round stands after this tick read from it. */
+export interface RoundRead {
+  /** The round this tick read from. */
   round: ListRound;
   /** The page the round continues from next tick. */
   nextPage: number;
   /** Whether the round completed this tick (past its stop, or the end of the list). */
   completed: boolean;
   newestSeen: Date | null;
+}
+
+export interface SweepResult extends ListPageOutput {
+  /** The round past the open intents (null when the tick read none: before the first horizon). */
+  open: RoundRead | null;
+  /** The full round, when one is in progress. */
+  full: RoundRead | null;
   serverPageSize: number | null;
 }
 
 /**
- * This tick's part of the list round (planIntentSweep): from the round's next page, at most
- * `pageBudget` pages, until the round is past every open intent and the discovery horizon (or the
- * end of the list on a full round). Pages are requested up to two ahead of the one being applied, never
- * past the page the round is expected to end on; each page is applied as it arrives, in list order.
+ * This tick's part of the list rounds (planIntentSweep): the round past every open intent and the
+ * discovery horizon, from its next page, and beside it the full round when one is due or in progress
+ * (splitListPages gives each its pages). Pages are requested up to two ahead of the one being applied,
+ * never past the page the round is expected to end on; each is applied as it arrives, in list order.
  */
 export async function sweepIntentList(
   tick: Tick,
   input: { fullSweepDue: boolean; pageBudget: number },
 ): Promise<SweepResult> {
   const { deps, settings, state } = tick;
-  const plan = planIntentSweep({
-    round: state.round,
+  const ticking = settings.slotMs > 0;
+  const common = {
     payee: tick.payee ?? null,
     now: tick.startedAt,
-    fullSweepDue: input.fullSweepDue,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    pageBudget: input.pageBudget,
     reach: await openIntentsReach(deps.db, tick.payee),
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
+  };
+  const fullRound = state.fullRound !== null || input.fullSweepDue;
+  const split = splitListPages({
+    pageBudget: input.pageBudget,
+    fullRound,
+    hasHorizon: state.newestCreatedAt !== null,
+    ticking,
   });
-  const result: SweepResult = {
-    seen: new Set(),
-    toFetch: [],
+  const result: SweepResult = { seen: new Set(), toFetch: [], open: null, full: null, serverPageSize: null };
+  if (split.open > 0) {
+    const plan = planIntentSweep({
+      ...common,
+      round: state.round,
+      fullSweepDue: false,
+      pageBudget: split.open,
+    });
+    // A pass of one tick (`run`) has nothing else to spend its budget on; a ticking pass keeps it for rounds.
+    if (!ticking)
+      tick.fullFormRoom = Math.max(
+        tick.fullFormReserve,
+        tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1) - (fullRound ? 1 : 0),
+      );
+    result.open = await readRound(tick, plan, result);
+  }
+  const fullPages = ticking ? split.full : Math.min(split.full, input.pageBudget - tick.stats.pages);
+  if (fullRound && fullPages > 0) {
+    const plan = planIntentSweep({
+      ...common,
+      round: state.fullRound,
+      fullSweepDue: true,
+      pageBudget: fullPages,
+    });
+    result.full = await readRound(tick, plan, result);
+  }
+  return result;
+}
+
+/** Reads one round's pages for this tick, as `plan` says, applying each as it arrives. */
+async function readRound(tick: Tick, plan: SweepPlan, output: SweepResult): Promise<RoundRead> {
+  const read: RoundRead = {
     round: plan.round,
     nextPage: plan.round.nextPage,
     completed: false,
     newestSeen: null,
-    serverPageSize: null,
   };
   const last = plan.round.nextPage + plan.maxPages - 1;
-  // A pass of one tick (`run`) has nothing else to spend its budget on; a ticking pass keeps it for rounds.
-  if (settings.slotMs <= 0)
-    tick.fullFormRoom = Math.max(
-      tick.fullFormReserve,
-      tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1),
-    );
-  const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
-  const request = (page: number) => {
-    if (page > last || inFlight.has(page)) return;
-    const pending = firstPage(tick, page);
-    pending.catch(() => undefined); // awaited in order below; a page never awaited must not go unhandled
-    inFlight.set(page, pending);
-  };
+  const pages = prefetchingReader(tick, { last, prefetchThrough: plan.prefetchThrough });
   let order = LIST_ORDER_START;
   try {
     for (let page = plan.round.nextPage; page <= last; page++) {
-      request(page);
-      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
-        if (page + ahead <= plan.prefetchThrough) request(page + ahead);
-      const answer = await (inFlight.get(page) as Promise<Page<PaymentIntent>>);
-      inFlight.delete(page);
-      order = await applySweepPage(tick, answer, { order, result });
-      result.nextPage = page + 1;
+      const answer = await pages.read(page);
+      order = await applySweepPage(tick, answer, { order, output });
+      read.newestSeen = order.newestSeen;
+      read.nextPage = page + 1;
       const next = answer.pagination.nextPage;
       if (next === null || (!plan.round.full && sweepReachedStop(order, plan.stopBelow))) {
-        result.completed = true;
+        read.completed = true;
         break;
       }
       // The server's next page is the one to read (it is page + 1 unless it says otherwise).
       if (next !== page + 1) {
-        result.nextPage = next;
+        read.nextPage = next;
         break;
       }
     }
@@ -101,12 +129,43 @@ export async function sweepIntentList(
       tick.log.warn('the payment intent list is not newest first: a round cannot stop early');
   } catch (error) {
     if (stopsThePass(error)) throw error;
-    tick.noteError(error, { during: 'list sweep', page: result.nextPage });
+    tick.noteError(error, { during: 'list sweep', page: read.nextPage, full: plan.round.full });
   } finally {
-    // Prefetched pages the tick did not apply (a stop, an error) are dropped: the round reads them again.
-    await Promise.allSettled(inFlight.values());
+    await pages.settle();
   }
-  return result;
+  return read;
+}
+
+/**
+ * Reads list pages in order, each time requesting up to PREFETCH_PAGES ahead (never past
+ * `prefetchThrough` nor `last`). Pages requested but not read (a stop, an error) are dropped on
+ * `settle`: the round reads them again.
+ */
+function prefetchingReader(
+  tick: Tick,
+  bounds: { last: number; prefetchThrough: number },
+): { read(page: number): Promise<Page<PaymentIntent>>; settle(): Promise<void> } {
+  const inFlight = new Map<number, Promise<Page<PaymentIntent>>>();
+  const request = (page: number): Promise<Page<PaymentIntent>> => {
+    const known = inFlight.get(page);
+    if (known !== undefined) return known;
+    const pending = firstPage(tick, page);
+    pending.catch(() => undefined); // read in order; one never read must not go unhandled
+    inFlight.set(page, pending);
+    return pending;
+  };
+  return {
+    read(page) {
+      const answer = request(page);
+      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
+        if (page + ahead <= Math.min(bounds.prefetchThrough, bounds.last)) void request(page + ahead);
+      inFlight.delete(page);
+      return answer;
+    },
+    async settle() {
+      await Promise.allSettled(inFlight.values());
+    },
+  };
 }
 
 /** One list page at `page`, counted as a request when asked. */
@@ -128,11 +187,11 @@ async function firstPage(tick: Tick, page: number): Promise<Page<PaymentIntent>>
 async function applySweepPage(
   tick: Tick,
   page: Page<PaymentIntent>,
-  input: { order: ListOrder; result: SweepResult },
+  input: { order: ListOrder; output: SweepResult },
 ): Promise<ListOrder> {
   const { deps, settings, stats } = tick;
   stats.pages++;
-  input.result.serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
+  input.output.serverPageSize = effectivePageSize(page.pagination, settings.sweepPageSize);
   const observedAt = deps.clock.now();
   if (page.rejections.length > 0) {
     stats.rejected += page.rejections.length;
@@ -140,8 +199,7 @@ async function applySweepPage(
     await storeRejections(deps.db, INTENTS_STREAM, page.rejections, observedAt);
   }
   const order = followListOrder(input.order, page.records);
-  input.result.newestSeen = order.newestSeen;
-  await applyListPage(tick, page.records, { observedAt, output: input.result });
+  await applyListPage(tick, page.records, { observedAt, output: input.output });
   await noteSchemaDrift(deps, 'payment_intents.list', page.drift);
   return order;
 }

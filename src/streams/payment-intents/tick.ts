@@ -7,7 +7,11 @@ import {
   fullSweepDue as fullSweepDueAt,
 } from '../../sync/intent-tick-plan.js';
 import { currentAppWalletId } from '../../warehouse/balance.js';
-import { loadIntentStreamState, saveIntentStreamState } from '../../warehouse/intent-stream-state.js';
+import {
+  loadIntentStreamState,
+  saveIntentStreamState,
+  type IntentStreamState,
+} from '../../warehouse/intent-stream-state.js';
 import {
   countOpenIntents,
   findUnreachableDueIntents,
@@ -18,7 +22,7 @@ import type { StreamDeps } from '../stream.js';
 import { streamAllowance } from '../stream-budget.js';
 import { fetchFullForms, type FetchesResult } from './full-form.js';
 import { INTENTS_STREAM } from './stream-name.js';
-import { sweepIntentList, type SweepResult } from './sweep.js';
+import { sweepIntentList, type RoundRead, type SweepResult } from './sweep.js';
 import { emptyTickStats, type IntentPassSettings, type Tick, type TickStats } from './tick-context.js';
 
 export interface TickOutcome {
@@ -84,9 +88,9 @@ export async function runIntentTick(
     details: {
       budget,
       fullFormReserve: split.reserve,
-      round: sweep.round.full ? 'full' : 'open',
-      roundPage: sweep.nextPage,
-      roundCompleted: sweep.completed,
+      roundPage: sweep.open?.nextPage ?? null,
+      roundCompleted: sweep.open?.completed ?? null,
+      fullRoundPage: sweep.full?.nextPage ?? null,
       due: due.length,
       deferredChanges: fetches.deferredChanges.length,
       dueLeft: fetches.dueLeft,
@@ -152,9 +156,10 @@ async function startTick(
 }
 
 /**
- * Changes the budget could not fetch this tick are due at once; the round continues from where it
- * stopped, and when it completes, the discovery horizon moves to the newest intent it read (never past
- * a first sight that was not recorded) and a full round without errors counts as the full sweep.
+ * Changes the budget could not fetch this tick are due at once; each round continues from where it
+ * stopped. When the open round completes, the discovery horizon moves to the newest intent it read
+ * (never past a first sight that was not recorded); when a full round completes without errors, it
+ * counts as the full sweep (and sets the first horizon).
  */
 async function finishTick(
   tick: Tick,
@@ -170,37 +175,38 @@ async function finishTick(
   for (const fetch of fetches.deferredChanges)
     if (fetch.why === 'first-sight' && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
   const failed = tick.stats.errors > 0;
-  const round = advanceRound(sweep.round, {
-    nextPage: sweep.nextPage,
-    completed: sweep.completed,
-    newestSeen: sweep.newestSeen,
-    failedFirstSights,
-    failed,
-  });
-  let patch = {};
-  if (round === null) {
-    tick.stats.rounds++;
-    const cap = sweep.round.horizonCap;
-    patch = {
-      ...(sweep.round.full && !sweep.round.failed && !failed
-        ? { lastFullSweepAt: sweep.round.startedAt }
-        : {}),
-      ...nextHorizon({
-        newestSeen: newerOf(sweep.round.newestSeen, sweep.newestSeen),
-        reachedHorizon: true,
-        failedFirstSights:
-          cap === null ? failedFirstSights : [...failedFirstSights, new Date(cap.getTime() + 1)],
-      }),
-    };
+  const advance = (read: RoundRead) => advanceRound(read.round, { ...read, failedFirstSights, failed });
+  const horizonOf = (read: RoundRead) => {
+    const cap = read.round.horizonCap;
+    return nextHorizon({
+      newestSeen: newerOf(read.round.newestSeen, read.newestSeen),
+      reachedHorizon: true,
+      failedFirstSights:
+        cap === null ? failedFirstSights : [...failedFirstSights, new Date(cap.getTime() + 1)],
+    });
+  };
+  let patch: Partial<IntentStreamState> = {};
+  if (sweep.open !== null) {
+    const round = advance(sweep.open);
+    patch = { round, ...(round === null ? horizonOf(sweep.open) : {}) };
+    if (round === null) tick.stats.rounds++;
+  }
+  if (sweep.full !== null) {
+    const fullRound = advance(sweep.full);
+    patch = { ...patch, fullRound };
+    if (fullRound === null && !sweep.full.round.failed && !failed)
+      patch = {
+        ...patch,
+        lastFullSweepAt: sweep.full.round.startedAt,
+        ...(tick.state.newestCreatedAt === null && patch.newestCreatedAt === undefined
+          ? horizonOf(sweep.full)
+          : {}),
+      };
   }
   await saveIntentStreamState(
     db,
     INTENTS_STREAM,
-    {
-      ...(sweep.serverPageSize === null ? {} : { pageSize: sweep.serverPageSize }),
-      round,
-      ...patch,
-    },
+    { ...(sweep.serverPageSize === null ? {} : { pageSize: sweep.serverPageSize }), ...patch },
     input.finishedAt,
   );
 }

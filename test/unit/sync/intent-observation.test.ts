@@ -11,6 +11,7 @@ import {
   decideIntentObservation,
   listLookNeedsWrite,
   routeListedIntent,
+  UNCHANGED_LOOK_WRITE_EVERY_MS,
   type StoredIntentView,
 } from '../../../src/sync/intent-observation.js';
 
@@ -331,6 +332,7 @@ describe('exactly once, whatever the sequence of observed states', () => {
 
 describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
   const NOW = new Date('2026-11-01T14:00:00Z');
+  const ago = (ms: number) => new Date(NOW.getTime() - ms);
   const listed = intent('list', 'pending', { description: 'coffee', createdAt: BEFORE, updatedAt: AFTER });
   const row = {
     amountValue: '1000',
@@ -339,13 +341,24 @@ describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
     createdAt: BEFORE,
     updatedAt: AFTER,
     nextPollAt: new Date(NOW.getTime() + 60_000),
+    lastPolledAt: ago(5_000),
   };
+  const look = { now: NOW, stopsWatching: false };
   it('the same fields, poll not due: nothing written', () => {
-    expect(listLookNeedsWrite(listed, row, NOW)).toBe(false);
-    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: null }, NOW)).toBe(false);
+    expect(listLookNeedsWrite(listed, row, look)).toBe(false);
+    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: null }, look)).toBe(false);
   });
-  it('the poll schedule is due: written (the look counts as the scheduled poll)', () => {
-    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: NOW }, NOW)).toBe(true);
+  it('due, written a moment ago: nothing written (a round looks every few seconds)', () => {
+    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: NOW }, look)).toBe(false);
+  });
+  it('due and last written a minute ago, or due and this look ends watching: written', () => {
+    const due = { ...row, nextPollAt: NOW };
+    expect(
+      listLookNeedsWrite(listed, { ...due, lastPolledAt: ago(UNCHANGED_LOOK_WRITE_EVERY_MS) }, look),
+    ).toBe(true);
+    expect(listLookNeedsWrite(listed, { ...due, lastPolledAt: null }, look)).toBe(true);
+    expect(listLookNeedsWrite(listed, due, { now: NOW, stopsWatching: true })).toBe(true);
+    expect(listLookNeedsWrite(listed, row, { now: NOW, stopsWatching: true })).toBe(false);
   });
   it.each([
     ['amount', { amountValue: '999' }],
@@ -354,6 +367,6 @@ describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
     ['created_at', { createdAt: null }],
     ['updated_at', { updatedAt: BEFORE }],
   ])('a list field moved (%s): written', (_field, change) => {
-    expect(listLookNeedsWrite(listed, { ...row, ...change }, NOW)).toBe(true);
+    expect(listLookNeedsWrite(listed, { ...row, ...change }, look)).toBe(true);
   });
 });

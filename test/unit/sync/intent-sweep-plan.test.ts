@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import {
   advanceRound,
   followListOrder,
+  FULL_ROUND_SHARE,
   LIST_ORDER_START,
   nextHorizon,
   planIntentSweep,
+  splitListPages,
   sweepReachedStop,
   type ListRound,
   type SweepPlanInput,
@@ -183,6 +185,33 @@ describe('the discovery horizon after a sweep', () => {
         for (const minute of failed)
           expect(moved.newestCreatedAt!.getTime()).toBeLessThan(T(minute).getTime());
         if (failed.length === 0) expect(moved.newestCreatedAt).toEqual(T(59));
+      }),
+    );
+  });
+});
+
+describe('a full round beside the open round', () => {
+  const split = (pageBudget: number, over: Partial<Parameters<typeof splitListPages>[0]> = {}) =>
+    splitListPages({ pageBudget, fullRound: true, hasHorizon: true, ticking: true, ...over });
+  it('no full round: every page to the open round', () => {
+    expect(split(10, { fullRound: false })).toEqual({ open: 10, full: 0 });
+  });
+  it('while the pass ticks: a fifth of the pages to the full round, at least one, never a tick of one page', () => {
+    expect(split(10)).toEqual({ open: 8, full: 2 });
+    expect(split(3)).toEqual({ open: 2, full: 1 });
+    expect(split(1)).toEqual({ open: 1, full: 0 });
+  });
+  it('before the first horizon, the full round reads alone; a one-tick pass gives it what is left', () => {
+    expect(split(10, { hasHorizon: false })).toEqual({ open: 0, full: 10 });
+    expect(split(10, { ticking: false })).toEqual({ open: 10, full: 10 });
+  });
+  it('a ticking split never spends more than the pages, and the open round always reads', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 500 }), (pages) => {
+        const { open, full } = split(pages);
+        expect(open + full).toBe(pages);
+        expect(open).toBeGreaterThanOrEqual(1);
+        expect(full).toBeLessThanOrEqual(Math.ceil(pages * FULL_ROUND_SHARE));
       }),
     );
   });
