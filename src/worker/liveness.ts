@@ -94,6 +94,8 @@ export interface LivenessOptions {
   tracker: JobTracker;
   idleTimeoutMs: number;
   workerId: string;
+  /** The bound HTTP port, written into the worker record `status` shows. */
+  httpPort?: number;
   logger: Logger;
   /** Called once, when the first queue is found stuck. */
   onStuck: (report: LivenessReport) => void;
@@ -123,6 +125,7 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
     startedAt,
     seenAt: new Date(now()).toISOString(),
     idleTimeoutSeconds: options.idleTimeoutMs / 1000,
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     stuck: stuckQueues.length > 0,
     queues: queueRecords,
   });

@@ -101,6 +101,8 @@ export interface StartWorkerOptions {
    * and exits 1 so the supervisor starts a fresh process.
    */
   onStuck?: (report: LivenessReport) => void;
+  /** The HTTP port the command bound before starting the worker (shown by `status`). */
+  httpPort?: number;
 }
 
 /** What a running worker holds, for stopping it. */
@@ -190,6 +192,7 @@ function watchLiveness(
     tracker,
     idleTimeoutMs: config.worker.idleTimeoutMs,
     workerId,
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     logger,
     onStuck: (report) => {
       logger.error(

@@ -114,11 +114,28 @@ function importMemberCommand(context: CliContext): Command {
         );
       const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
         // Refreshing once tells whose token it is (the access token's sub) and proves it works.
-        const issued = await (await endpoint()).refresh(refreshToken);
+        const issued = await redeemMemberToken(await endpoint(), refreshToken);
         return connectMember(context, db, issued, refreshToken);
       });
       context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
     });
+}
+
+/**
+ * The member's token, redeemed once. Its failure names `members import` and `members connect`:
+ * the API errors' advice (`rewards-etl auth …`) is for the app's own token, not a member's.
+ */
+async function redeemMemberToken(endpoint: TokenEndpoint, refreshToken: string): Promise<IssuedTokens> {
+  const { RefreshTokenRevokedError } = await import('../../api/errors.js');
+  try {
+    return await endpoint.refresh(refreshToken);
+  } catch (error) {
+    if (!(error instanceof RefreshTokenRevokedError)) throw error;
+    throw new CliExit(
+      ExitCode.failed,
+      "the token endpoint rejected the member's refresh token (invalid_grant: revoked, expired or already used); nothing was stored: have the member connect again with `rewards-etl members connect`, or import a fresh token with `rewards-etl members import`",
+    );
+  }
 }
 
 function listMembersCommand(context: CliContext): Command {
