@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 // The layer graph the lint enforces (MAY_IMPORT, eslint.config.js) is the picture of
@@ -45,6 +46,14 @@ describe('the layers of src/ (MAY_IMPORT, eslint.config.js)', () => {
     const named = new Set(Object.values(layers).flat());
     const unknown = [...named].filter((dir) => !(dir in layers));
     expect(unknown).toEqual([]);
+  });
+
+  it('give every directory of src/ a rule, but the CLI at the top', async () => {
+    const layers = await mayImport();
+    const src = new URL('../../../src/', import.meta.url);
+    const dirs = readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    const ruleless = dirs.map((entry) => entry.name).filter((dir) => dir !== 'cli' && !(dir in layers));
+    expect(ruleless).toEqual([]);
   });
 
   it('finds a circle when there is one (the check itself)', () => {
