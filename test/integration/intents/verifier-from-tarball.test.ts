@@ -23,6 +23,7 @@ const ENTRY_SOURCES = [
   'src/webhooks.ts',
   'src/alerts/verify-signature.ts',
   'src/alerts/sign-alert.ts',
+  'src/sync/alert-signature-schemes.ts',
   'package.json',
 ];
 
