@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 
 // The layers (docs/development.md, "Architecture"): what each directory of src/ may import besides
 // itself; everything else in src/ and jobs/ is above it and refused. Pure logic (records/, the
-// domain model, and sync/) imports no I/O package either.
+// domain model, and sync/) imports no I/O package either. One way only: no two directories may
+// import each other, directly or around a circle (test/unit/architecture/layers.test.ts).
 const IO_PACKAGES = [
   'kysely',
   'pg',
@@ -17,22 +18,27 @@ const IO_PACKAGES = [
   'node:https',
 ];
 const BELOW_STREAMS = ['records', 'sync', 'api', 'warehouse', 'leases', 'alerts', 'redis', 'config'];
-const BELOW_VIEWS = [...BELOW_STREAMS, 'streams', 'runtime', 'worker', 'simulator'];
-const MAY_IMPORT = {
+const BELOW_WORKER = [...BELOW_STREAMS, 'streams', 'runtime', 'simulator'];
+const BELOW_VIEWS = [...BELOW_WORKER, 'worker'];
+/** @type {Record<string, string[]>} */
+export const MAY_IMPORT = {
   records: [],
   redis: [],
   sync: ['records'],
   simulator: ['records', 'sync'],
-  // src/config.ts and src/config/: the env schema names alert signature schemes (alerts/sign-alert.ts)
-  // and parses the Redis settings (redis/settings.ts); everything that reads a Config is above it.
-  config: ['records', 'sync', 'alerts', 'redis'],
+  // src/config.ts and src/config/: the env schema reads the alert signature scheme names and event
+  // types (sync/alert-signature-schemes.ts, sync/alert-events.ts) and parses the Redis settings
+  // (redis/settings.ts); everything that reads a Config is above it.
+  config: ['records', 'sync', 'redis'],
   api: ['records', 'sync', 'redis', 'config'],
-  alerts: ['records', 'sync', 'api', 'leases', 'redis'],
-  warehouse: ['records', 'sync', 'api', 'leases', 'alerts', 'redis', 'config'],
-  leases: ['records', 'sync', 'api', 'warehouse', 'alerts', 'redis'],
+  // The warehouse reads a fenced database's leases through its own LeaseFence (warehouse/leases.ts).
+  warehouse: ['records', 'sync', 'api', 'redis', 'config'],
+  leases: ['records', 'sync', 'api', 'warehouse', 'redis'],
+  // Alerts: raised in the caller's transaction, stored, signed and delivered (src/alerts/).
+  alerts: ['records', 'sync', 'config', 'warehouse', 'leases'],
   streams: BELOW_STREAMS,
   runtime: [...BELOW_STREAMS, 'streams', 'simulator'],
-  worker: [...BELOW_VIEWS, 'status'],
+  worker: BELOW_WORKER,
   status: BELOW_VIEWS,
   http: [...BELOW_VIEWS, 'status'],
   doctor: [...BELOW_VIEWS, 'status'],

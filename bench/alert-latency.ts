@@ -31,7 +31,7 @@ import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { startSimulator } from '../src/simulator/index.js';
-import { runAlertsPass } from '../src/streams/alerts.js';
+import { runAlertsPass } from '../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../src/streams/payment-intents/pass.js';
 import type { PassOutcome, StreamDeps } from '../src/streams/stream.js';
 import { verifyRewardsSignature } from '../src/alerts/verify-signature.js';

@@ -1,4 +1,4 @@
-import { standardWebhooksKey, type AlertSignatureScheme } from './alerts/sign-alert.js';
+import { standardWebhooksKey, type AlertSignatureScheme } from './sync/alert-signature-schemes.js';
 import type { AlertEventType } from './sync/alert-events.js';
 import { envSchema, type Env, type LogLevel } from './config/env-schema.js';
 import { packageVersion } from './package-info.js';

@@ -1,7 +1,7 @@
 import parseBytes from 'bytes';
 import { z } from 'zod';
 import { parseDuration } from '../duration.js';
-import { ALERT_SIGNATURE_SCHEMES } from '../alerts/sign-alert.js';
+import { ALERT_SIGNATURE_SCHEMES } from '../sync/alert-signature-schemes.js';
 import { Secret } from '../secret.js';
 import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from '../sync/alert-events.js';
 import { parseReadCeilings } from '../sync/read-ceilings.js';

@@ -23,7 +23,7 @@ import {
   type TransactionSettings,
   type UnknownRow,
 } from 'kysely';
-import { heldLeasesQuery, type LeaseRef } from '../warehouse/leases.js';
+import { heldLeasesQuery, LEASE_FENCE, type LeaseFence, type LeaseRef } from '../warehouse/leases.js';
 import type { DB } from '../warehouse/schema.js';
 import { LeaseLostError } from './lease-lost-error.js';
 
@@ -42,7 +42,8 @@ import { LeaseLostError } from './lease-lost-error.js';
  * One mechanism for every write path of a leased pass (docs/running-in-production.md, "Leases and
  * fencing"): the pass gets this database as `deps.db` and writes as it always did. The single
  * statement that commits a check-in page carries the same check as a CTE of its own
- * (check-in-pages.ts), which is why `leases` and `unfenced` are exposed.
+ * (check-in-pages.ts), which is why `leases` and `unfenced` are exposed (to the warehouse as its
+ * LeaseFence, src/warehouse/leases.ts).
  *
  * Connections are borrowed from the database it fences (same pool), so it costs nothing to create
  * one per lease. Leases nest: fencing a fenced database checks every lease, outer ones included.
@@ -51,6 +52,8 @@ export class LeasedDatabase extends Kysely<DB> {
   readonly leases: readonly LeaseRef[];
   /** The database without fencing, for writes that belong to no lease (the run's own sync_runs row, OAuth tokens). */
   readonly unfenced: Kysely<DB>;
+  /** The same, for the warehouse's one statement that fences itself (leaseFenceOf). */
+  readonly [LEASE_FENCE]: LeaseFence;
 
   constructor(base: Kysely<DB>, leases: readonly LeaseRef[]) {
     if (base instanceof LeasedDatabase) throw new TypeError('fence the unfenced database (use fenced())');
@@ -62,6 +65,11 @@ export class LeasedDatabase extends Kysely<DB> {
     });
     this.leases = leases;
     this.unfenced = base;
+    this[LEASE_FENCE] = {
+      leases,
+      unfenced: base,
+      lostLeaseError: (heldNames) => lostLeaseError(leases, heldNames),
+    };
   }
 }
 

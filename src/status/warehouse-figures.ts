@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK } from '../api/oauth/token-store.js';
-import { countAlertBacklog } from '../warehouse/alerts.js';
+import { countAlertBacklog } from '../alerts/alert-store.js';
 import { countConnectionsByStatus } from '../warehouse/member-connections.js';
 import type { DB } from '../warehouse/schema.js';
 import { CHECKINS_STREAM, loadCheckinsState } from '../warehouse/sync-windows.js';

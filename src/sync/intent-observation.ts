@@ -1,6 +1,6 @@
 import type { PaymentIntent, PaymentIntentStatus } from '../records/payment-intent.js';
 import { DEFAULT_ALERT_EVENTS, type AlertEventType } from './alert-events.js';
-import { intentEventFor } from './intent-events.js';
+import { EVENT_OF_STATUS, intentEventFor } from './intent-events.js';
 import { cannotAlertAtFirstSight, classifyTransition } from './intent-transitions.js';
 
 const PAID_ONLY: ReadonlySet<AlertEventType> = new Set(DEFAULT_ALERT_EVENTS);
@@ -186,11 +186,6 @@ function mayRaiseAtFirstSight(listed: PaymentIntent, context: ListRouting): bool
   if (type === undefined || context.events?.has(type) !== true) return false;
   return listed.updatedAt === undefined || listed.updatedAt.getTime() >= context.watchingSince.getTime();
 }
-
-const EVENT_OF_STATUS: Partial<Record<PaymentIntent['status'], AlertEventType>> = {
-  canceled: 'payment_intent.canceled',
-  refunded: 'payment_intent.refunded',
-};
 
 /**
  * The list form of a payment, completed with what the warehouse holds of its full form (payer,

@@ -1,5 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Executor } from './database.js';
+import type { DB } from './schema.js';
 
 // The rewards.leases table (migration 0007). Every time is Postgres's own now(): the worker's
 // clock never decides whether a lease is held. The fencing token comes from a sequence, so a
@@ -10,6 +11,26 @@ export interface LeaseRef {
   name: string;
   /** int8, as a string (exact). */
   token: string;
+}
+
+/**
+ * How a database fenced by leases (LeasedDatabase, src/leases/fenced-database.ts) shows its fence
+ * to a statement that carries its own lease check (the one-statement page commit of
+ * check-in-pages.ts): its leases, the database under the fencing, and the error a lost lease is.
+ * Declared here, below the leases layer, so the warehouse reads it without importing that layer.
+ */
+export interface LeaseFence {
+  readonly leases: readonly LeaseRef[];
+  readonly unfenced: Kysely<DB>;
+  lostLeaseError(heldNames: readonly string[]): Error;
+}
+
+/** The property a fenced database keeps its LeaseFence under. */
+export const LEASE_FENCE: unique symbol = Symbol('lease fence');
+
+/** `db`'s fence, or undefined when no lease fences it. */
+export function leaseFenceOf(db: Kysely<DB>): LeaseFence | undefined {
+  return (db as Kysely<DB> & { [LEASE_FENCE]?: LeaseFence })[LEASE_FENCE];
 }
 
 const ttl = (ttlMs: number) => sql`${Math.max(1, Math.round(ttlMs))} * interval '1 millisecond'`;

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import type { QueueName } from './queues.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
-import { withTimeout } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import { FRESH_WATCH, watchQueue, type QueueWatch } from './idle-watch.js';
 import { FRESH_OUTAGE_WATCH, watchRedisOutage, type OutageWatch } from '../redis/outage-watch.js';
 import { workersKey, type WorkerRecord, type WorkerQueueRecord } from './worker-records.js';

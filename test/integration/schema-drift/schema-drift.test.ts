@@ -6,7 +6,7 @@ import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { verifyRewardsSignature } from '../../../src/alerts/verify-signature.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
