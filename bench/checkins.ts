@@ -223,7 +223,7 @@ async function main(): Promise<void> {
     databases.push(busyDb);
     const busy = await postgres.phase(() =>
       measureBusyVenue({
-        db: busyDb.db,
+        url: busyDb.url,
         perDay: BUSY_VENUE_PER_DAY,
         pageSize: PAGE_SIZE,
         day: new Date(anchorMs - 2 * 86_400_000),
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
         verdict: atMost(machineCpuRatio, 1.3),
       },
       {
-        name: 'Busy venue: µs/row last page ÷ first',
+        name: 'Busy venue: backend µs/row, last page ÷ first',
         measured: `${busy.value.lastVsFirst.toFixed(2)}×`,
         goal: `≤ 1.2 (${busy.value.lastMicrosPerRow.toFixed(0)} vs ${busy.value.firstMicrosPerRow.toFixed(0)} µs/row, ${busy.value.pages} pages)`,
         verdict: atMost(busy.value.lastVsFirst, 1.2),
@@ -363,7 +363,7 @@ async function main(): Promise<void> {
         buffers(`writer (${seconds(writer.writerMs)})`, writer.writerPostgres),
         buffers(`COPY (${seconds(writer.copyMs)})`, writer.copyPostgres),
         buffers('busy venue', busy.postgres),
-        `Busy venue µs/row by page: ${busy.value.microsPerRow.join(' ')}; settle of its day ${busy.value.settleMs.toFixed(0)} ms.`,
+        `Busy venue, Postgres backend CPU µs/row by page: ${busy.value.backendMicrosPerRow.join(' ')}; wall µs/row: ${busy.value.microsPerRow.join(' ')} (last ÷ first ${busy.value.wallLastVsFirst.toFixed(2)}); settle of its day ${busy.value.settleMs.toFixed(0)} ms.`,
         `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
         `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,

@@ -6,7 +6,8 @@ import { startThrowawayPostgres, type ThrowawayPostgres } from '../../test/helpe
 // CPU" is this cluster's and nobody else's (other users of the machine's server no longer count),
 // with pg_stat_statements loaded to read each phase's statements and buffers. Durability settings
 // are a production server's (fsync, full-page writes, synchronous commit on), not the test
-// defaults: the check-in commit turns synchronous_commit off for itself, COPY does not.
+// defaults: the check-in commit turns synchronous_commit off for itself, COPY does not. Autovacuum
+// is off, so that no phase pays for an earlier one's tables.
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -79,6 +80,9 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
       shared_preload_libraries: "'pg_stat_statements'",
       'pg_stat_statements.track': "'top'",
       max_wal_size: "'2GB'",
+      // An earlier phase's tables would be vacuumed and analyzed during a later phase and charged
+      // to it: each phase's CPU is its own work only.
+      autovacuum: 'off',
     },
   });
   const url = server.url('postgres');

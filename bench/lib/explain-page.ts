@@ -12,7 +12,15 @@ import { feedCheckIn } from '../../test/unit/records/fixtures.js';
 
 export async function explainPageWrite(
   db: Kysely<DB>,
-  options: { before: number; pageSize: number; locations: number; day: Date; held?: boolean },
+  options: {
+    before: number;
+    pageSize: number;
+    locations: number;
+    day: Date;
+    held?: boolean;
+    /** ANALYZE the tables first (default true); false: as a fresh warehouse mid-backfill. */
+    analyze?: boolean;
+  },
 ): Promise<string[]> {
   const parsed = parseFeedCheckIn(feedCheckIn());
   if (!parsed.ok) throw new Error(parsed.rejection.reason);
@@ -46,7 +54,7 @@ export async function explainPageWrite(
     const upsert = checkInUpsert(make(options.pageSize, offset), new Date());
     await sql`with ${sql.join(upsert!.ctes)} select 1`.execute(db);
   }
-  await sql`analyze`.execute(db);
+  if (options.analyze !== false) await sql`analyze`.execute(db);
   const page = make(options.pageSize, options.before);
   if (options.held === true) {
     const first = checkInUpsert(page, new Date(Date.now() - 1000));

@@ -48,6 +48,10 @@ export async function settleRollupDays(db: Executor, from: string, to: string): 
  * window of that day is still to page (pending, running or failed), so a day's groups are read
  * once when its last window completes (a backfill pays each row about once), and again only
  * when a later read (the look-back, a re-page) changes them. Returns the groups settled.
+ *
+ * A leased database lets this through unfenced (a select: fenced-database.ts `readsOnly`), and
+ * that is safe: settling stores the value the view already shows, computed from committed rows
+ * under the groups' locks, so a process that lost its lease can only store the same value.
  */
 export async function settleRollupOfWindow(
   db: Executor,

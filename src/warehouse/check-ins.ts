@@ -103,18 +103,25 @@ function heldRowWrites(seenAt: Date, onlyIf: RawBuilder<boolean>, columns: strin
     sql`elsewhere_check_ins as (
       select h.id, h.held_at as created_at, h.created_at as to_created_at from held_check_ins h
       where h.held_at <> h.created_at)`,
+    // Each join below is gated by `exists (select 1 from elsewhere_check_ins)`, a condition on no
+    // row, which Postgres evaluates once before the join (a one-time filter): a page with no move
+    // (nearly all) never starts them. Without it, a planner with stale statistics (a warehouse
+    // mid-backfill) chose a merge join that sorted a whole partition on every page, whose cost then
+    // grew with the partition (bench/checkins.ts, "busy venue").
     sql`newer_check_ins as (
       select c.id from elsewhere_check_ins e
       join rewards.check_ins c on c.id = e.id and c.created_at = e.created_at
-      where c.last_seen_at > ${seenAt})`,
+      where c.last_seen_at > ${seenAt} and exists (select 1 from elsewhere_check_ins))`,
     sql`moved_check_ins as (
       delete from rewards.check_ins as old using elsewhere_check_ins e
       where old.id = e.id and old.created_at = e.created_at and old.last_seen_at <= ${seenAt} and ${onlyIf}
+        and exists (select 1 from elsewhere_check_ins)
       returning old.id, old.first_seen_at, old.ended_at)`,
     sql`directory_check_ins as (
       update rewards.check_in_ids as d set created_at = e.to_created_at
       from elsewhere_check_ins e
-      where d.id = e.id and ${onlyIf} and not exists (select 1 from newer_check_ins n where n.id = e.id))`,
+      where d.id = e.id and ${onlyIf} and exists (select 1 from elsewhere_check_ins)
+        and not exists (select 1 from newer_check_ins n where n.id = e.id))`,
     sql`held_written_check_ins as (
       insert into rewards.check_ins as c
         (${sql.raw(columns)}, first_seen_at, last_seen_at)
