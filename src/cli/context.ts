@@ -1,5 +1,5 @@
 import { loadConfig, secretValues, type Config } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, logStyle, type Logger } from '../log.js';
 import type { CliInput } from './read-secret.js';
 
 /** What every command gets: the environment it runs in, its output streams, and lazy config. */
@@ -34,7 +34,11 @@ export function createCliContext(
     },
     logger() {
       const current = context.config();
-      logger ??= createLogger({ level: current.logLevel, secrets: secretValues(current) });
+      logger ??= createLogger({
+        level: current.logLevel,
+        secrets: secretValues(current),
+        ...logStyle(process.stderr.isTTY, env),
+      });
       return logger;
     },
   };
