@@ -6,6 +6,7 @@ import {
   type LevelWithSilent,
   type Logger,
 } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -80,12 +81,9 @@ export function createLogger(options: LoggerOptions): Logger {
     hooks: { streamWrite: scrub },
   };
   if (pretty) {
-    return withMergedChildBindings(
-      pino({
-        ...base,
-        transport: { target: 'pino-pretty', options: { colorize, destination: 2 } },
-      }),
-    );
+    // In this thread (not a transport's worker): a progress bar's terminal sink sees every line.
+    const stream = pinoPretty({ colorize, destination: options.destination ?? 2, sync: true });
+    return withMergedChildBindings(pino(base, stream));
   }
   return withMergedChildBindings(
     pino(base, options.destination ?? pino.destination({ dest: 2, sync: false })),
