@@ -1,6 +1,7 @@
 import { loadConfig, secretValues, type Config } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, logStyle, type Logger } from '../log.js';
 import type { CliInput } from './read-secret.js';
+import { createTerminalSink, type TerminalSink } from './terminal.js';
 
 /** What every command gets: the environment it runs in, its output streams, and lazy config. */
 export interface CliContext {
@@ -11,6 +12,8 @@ export interface CliContext {
   stdin: CliInput;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** Where log lines go (stderr): a progress bar registers here so logs print above it. */
+  terminal?: TerminalSink;
   /** Parses the environment on first use; throws ConfigError (exit 2) naming a bad variable. */
   config(): Config;
   logger(): Logger;
@@ -28,13 +31,19 @@ export function createCliContext(
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
+    terminal: createTerminalSink(process.stderr),
     config() {
       config ??= loadConfig(env);
       return config;
     },
     logger() {
       const current = context.config();
-      logger ??= createLogger({ level: current.logLevel, secrets: secretValues(current) });
+      logger ??= createLogger({
+        level: current.logLevel,
+        secrets: secretValues(current),
+        ...logStyle(process.stderr.isTTY, env),
+        ...(context.terminal === undefined ? {} : { destination: context.terminal }),
+      });
       return logger;
     },
   };

@@ -106,6 +106,19 @@ export interface LivenessOptions {
   now?: () => number;
 }
 
+/** What a worker record says about the process itself, unchanged while it runs. */
+function identity(options: LivenessOptions, startedAt: string) {
+  return {
+    id: options.workerId,
+    host: hostname(),
+    pid: process.pid,
+    startedAt,
+    idleTimeoutSeconds: options.idleTimeoutMs / 1000,
+    // HTTP_PORT=0 picks a port: `status` shows which (issue 40).
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
+  };
+}
+
 export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdog {
   const { logger } = options;
   const now = options.now ?? Date.now;
@@ -119,13 +132,8 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
   const outage = outageTracker(options);
 
   const record = (): WorkerRecord => ({
-    id: options.workerId,
-    host: hostname(),
-    pid: process.pid,
-    startedAt,
+    ...identity(options, startedAt),
     seenAt: new Date(now()).toISOString(),
-    idleTimeoutSeconds: options.idleTimeoutMs / 1000,
-    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     stuck: stuckQueues.length > 0,
     queues: queueRecords,
   });

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
+import { terminalColumns } from '../terminal.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 
 export function statusCommand(context: CliContext): Command {
@@ -43,7 +44,10 @@ export function statusCommand(context: CliContext): Command {
         clock.close();
         const report = await collectStatus({ db, redis, config, clock });
         context.stdout.write(
-          options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report),
+          options.json === true
+            ? `${JSON.stringify(report, null, 2)}\n`
+            : // Error lines cut at the terminal's right edge (100 columns when not a terminal).
+              renderStatusText(report, { width: terminalColumns(context.stdout) }),
         );
         // Exit 1 on ATTENTION, so `rewards-etl status` serves as a health check (README, docs/contract.md).
         if (!report.verdict.ok) verdict = 'attention';

@@ -212,6 +212,19 @@ describe('collectStatus on a seeded warehouse', () => {
     }
   });
 
+  it("status cuts error lines at the terminal's width, not at 100 columns", () => {
+    const long = `HTTP 500 ${'x'.repeat(150)}`;
+    const [first, ...rest] = report.windows.failed;
+    const withLongError: StatusReport = {
+      ...report,
+      windows: { ...report.windows, failed: [{ ...first!, lastError: long }, ...rest] },
+    };
+    expect(renderStatusText(withLongError, { width: 200 })).toContain(long);
+    const narrow = renderStatusText(withLongError);
+    expect(narrow).not.toContain(long);
+    for (const line of narrow.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
   it('`status --json` prints the report on stdout, and `status` the text view; ATTENTION exits 1', async () => {
     const run = async (args: string[]) => {
       let stdout = '';
