@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 
 // The layers (docs/development.md, "Architecture"): what each directory of src/ may import besides
 // itself; everything else in src/ and jobs/ is above it and refused. Pure logic (records/, the
-// domain model, and sync/) imports no I/O package either.
+// domain model, and sync/) imports no I/O package either. One way only: no two directories may
+// import each other, directly or around a circle (test/unit/architecture/layers.test.ts).
 const IO_PACKAGES = [
   'kysely',
   'pg',
@@ -16,40 +17,54 @@ const IO_PACKAGES = [
   'node:http',
   'node:https',
 ];
-const BELOW_STREAMS = ['records', 'sync', 'api', 'warehouse', 'leases', 'alerts', 'redis'];
-const BELOW_VIEWS = [...BELOW_STREAMS, 'streams', 'runtime', 'worker', 'simulator'];
-const MAY_IMPORT = {
+const BELOW_STREAMS = ['records', 'sync', 'api', 'warehouse', 'leases', 'alerts', 'redis', 'config'];
+const BELOW_WORKER = [...BELOW_STREAMS, 'streams', 'runtime', 'simulator'];
+const BELOW_VIEWS = [...BELOW_WORKER, 'worker'];
+/** @type {Record<string, string[]>} */
+export const MAY_IMPORT = {
   records: [],
+  redis: [],
   sync: ['records'],
   simulator: ['records', 'sync'],
-  api: ['records', 'sync', 'redis'],
-  alerts: ['records', 'sync', 'api', 'leases', 'redis'],
-  warehouse: ['records', 'sync', 'api', 'leases', 'alerts', 'redis'],
-  leases: ['records', 'sync', 'api', 'warehouse', 'alerts', 'redis'],
+  // src/config.ts and src/config/: the env schema reads the alert signature scheme names and event
+  // types (sync/alert-signature-schemes.ts, sync/alert-events.ts) and parses the Redis settings
+  // (redis/settings.ts); everything that reads a Config is above it.
+  config: ['records', 'sync', 'redis'],
+  api: ['records', 'sync', 'redis', 'config'],
+  // The warehouse reads a fenced database's leases through its own LeaseFence (warehouse/leases.ts).
+  warehouse: ['records', 'sync', 'api', 'redis', 'config'],
+  leases: ['records', 'sync', 'api', 'warehouse', 'redis'],
+  // Alerts: raised in the caller's transaction, stored, signed and delivered (src/alerts/).
+  alerts: ['records', 'sync', 'config', 'warehouse', 'leases'],
   streams: BELOW_STREAMS,
   runtime: [...BELOW_STREAMS, 'streams', 'simulator'],
-  worker: [...BELOW_VIEWS, 'status'],
+  worker: BELOW_WORKER,
   status: BELOW_VIEWS,
   http: [...BELOW_VIEWS, 'status'],
   doctor: [...BELOW_VIEWS, 'status'],
   demo: [...BELOW_VIEWS, 'status', 'http', 'doctor'],
 };
-const DIRECTORIES = [...Object.keys(MAY_IMPORT), 'redis', 'cli', 'jobs'];
+const DIRECTORIES = [...Object.keys(MAY_IMPORT), 'cli', 'jobs'];
 const ABOVE = Object.fromEntries(
   Object.entries(MAY_IMPORT).map(([dir, may]) => [
     dir,
     DIRECTORIES.filter((d) => d !== dir && !may.includes(d)),
   ]),
 );
+// A layer that is also a file beside its folder: src/config.ts is the config layer's entry.
+/** @type {Record<string, string[]>} */
+const ALSO_FILES = { config: ['src/config.ts'] };
+/** @type {Record<string, string[]>} */
+const ALSO_IMPORTS = { jobs: ['**/jobs/*'], config: ['**/config.js'] };
 const layerRule = (dir, above, extra = []) => ({
-  files: [`src/${dir}/**/*.ts`],
+  files: [`src/${dir}/**/*.ts`, ...(ALSO_FILES[dir] ?? [])],
   rules: {
     'no-restricted-imports': [
       'error',
       {
         patterns: [
           ...above.map((layer) => ({
-            group: [`**/${layer}/**`, ...(layer === 'jobs' ? ['**/jobs/*'] : [])],
+            group: [`**/${layer}/**`, ...(ALSO_IMPORTS[layer] ?? [])],
             message: `src/${dir} is below ${layer}/ (docs/development.md, "Architecture")`,
           })),
           ...extra,
@@ -65,9 +80,10 @@ const pureRule = (dir) =>
 
 // Size: warnings, so the lint stays green while a file waits to be split; today's exceptions are
 // listed below by name, so a new long file or function shows at once.
-// Today's (issue 28): each is a file or a function to split at its named steps; remove it from
-// the list when it is.
-const SIZE_EXCEPTIONS = ['src/warehouse/schema.ts'];
+// Empty since issue 42 split src/warehouse/schema.ts: a file listed here is one to split at its
+// named steps; remove it from the list when it is.
+/** @type {string[]} */
+const SIZE_EXCEPTIONS = [];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'eslint.config.js'] },
@@ -110,6 +126,14 @@ export default tseslint.config(
     rules: {
       'max-lines': ['warn', { max: 400, skipBlankLines: true, skipComments: true }],
       'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // The simulator's files may be long (it plays a whole partner API), but a function of it stays
+    // readable in one screenful of sections: a route table or a control surface is split by section.
+    files: ['src/simulator/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }],
     },
   },
   {

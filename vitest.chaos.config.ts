@@ -10,8 +10,10 @@ class SecretsLastSequencer extends BaseSequencer {
   }
 }
 
-// The chaos suite kills workers and restarts Redis and Postgres: files run one at a time, because
-// a service restart would break any other test using those services at that moment.
+// The chaos suite kills workers, and restarts and fails over Redis and Postgres servers it starts
+// itself (test/helpers/throwaway-postgres.ts, throwaway-redis.ts, redis-topology.ts): the machine's
+// services are only connected to. Files run one at a time so each has the two cores to itself
+// (the kill and failover timings are bounded waits, but a starved worker still slows them).
 // CHAOS_SCALE=ci (default) or full picks the sizes (test/chaos/lib/scale.ts).
 export default defineConfig({
   test: {

@@ -3,9 +3,12 @@
 //   2. the pipeline's time ÷ a bare fetch loop's (HTTP + JSON.parse) over the same windows;
 //   3. the writer's time (commitCheckInPage, page by page) ÷ one COPY of the same rows;
 //   4. the built pipeline process's peak RSS, its Postgres statements per window and its CPU;
-//   5. the look-back's requests per hour at a steady feed, and their share of a 10 rps budget.
+//   5. the look-back's requests per hour at a steady feed, and their share of a 10 rps budget;
+//   6. a busy venue (one location, 20,000 check-ins a day): µs per row of its last page ÷ its first.
 // The simulator runs in a child process and the backfill in another, so neither's CPU or
-// memory is charged to the other; phases run one after another, never concurrently.
+// memory is charged to the other; phases run one after another, never concurrently. Postgres is
+// the bench's own throw-away cluster (bench/lib/bench-postgres.ts), so its CPU per phase is all
+// of Postgres's and nobody else's; each phase also reports pg_stat_statements' buffer counters.
 //
 //   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof]
 
@@ -26,7 +29,8 @@ import { bareFetchWindows } from './lib/bare-fetch.js';
 import type { BackfillResult } from './lib/backfill-child.js';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { measureLookback } from './lib/lookback-steady.js';
-import { postgresCpuSeconds } from './lib/postgres-cpu.js';
+import { startBenchPostgres, type BenchPostgres, type PostgresPhase } from './lib/bench-postgres.js';
+import { measureBusyVenue } from './lib/busy-venue.js';
 import { atMost, formatTable, mb, seconds, writeJson, type Figure } from './lib/report.js';
 import { cpuSeconds, forkRpcChild } from './lib/rpc.js';
 import { startSimulatorProcess, type SimulatorProcess } from './lib/simulator-process.js';
@@ -38,6 +42,7 @@ const NO_RATE_LIMIT_RPS = '1000000';
 const BUDGET_RPS = 10;
 const HOUR_MS = 3_600_000;
 const RESULTS_PATH = '.bench/checkins.json';
+const BUSY_VENUE_PER_DAY = 20_000;
 
 const { values: args } = parseArgs({
   options: {
@@ -54,14 +59,15 @@ if (!Number.isInteger(checkIns) || checkIns <= 0)
 
 const progress = (text: string) => process.stderr.write(`[bench checkins] ${text}\n`);
 
-async function usageDelta<T>(sim: SimulatorProcess, run: () => Promise<T>) {
-  const [simBefore, pgBefore] = [await sim.call('usage', null), await postgresCpuSeconds()];
-  const value = await run();
-  const [simAfter, pgAfter] = [await sim.call('usage', null), await postgresCpuSeconds()];
+async function usageDelta<T>(sim: SimulatorProcess, postgres: BenchPostgres, run: () => Promise<T>) {
+  const simBefore = await sim.call('usage', null);
+  const { value, postgres: phase } = await postgres.phase(run);
+  const simAfter = await sim.call('usage', null);
   return {
     value,
     simulatorCpuSeconds: simAfter.cpuSeconds - simBefore.cpuSeconds,
-    postgresCpuSeconds: pgBefore === null || pgAfter === null ? null : pgAfter - pgBefore,
+    postgresCpuSeconds: phase.cpuSeconds,
+    postgres: phase,
     simulatorRssBytes: simAfter.maxRssBytes,
   };
 }
@@ -87,7 +93,12 @@ async function buildDist(): Promise<string> {
   return `${root}dist/bench/lib/backfill-child.js`;
 }
 
-async function runBackfillChild(env: NodeJS.ProcessEnv, sim: SimulatorProcess, script: string) {
+async function runBackfillChild(
+  env: NodeJS.ProcessEnv,
+  sim: SimulatorProcess,
+  postgres: BenchPostgres,
+  script: string,
+) {
   const execArgv = [
     ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : []),
     ...(args['worker-flags'] ?? '').split(' ').filter((flag) => flag !== ''),
@@ -97,12 +108,11 @@ async function runBackfillChild(env: NodeJS.ProcessEnv, sim: SimulatorProcess, s
     unknown
   >(script, { env, execArgv });
   try {
-    // Read Postgres's CPU before the child's pool closes: an exited backend's time is gone.
-    return await usageDelta(sim, () => child.call('backfill', null));
+    return await usageDelta(sim, postgres, () => child.call('backfill', null));
   } finally {
     await child.call('close', null).catch(() => undefined);
     await child.exited;
-    await sleep(1000); // let its backends exit before the next phase reads Postgres's CPU
+    await sleep(1000); // let its backends exit before the next phase
   }
 }
 
@@ -114,11 +124,13 @@ async function main(): Promise<void> {
     `generating ${checkIns.toLocaleString('en')} check-ins over ${DAYS} days in a simulator child process`,
   );
   const sim = await startSimulatorProcess({ seed: 42, checkIns, anchorMs, days: DAYS }, process.env);
+  progress('starting a throw-away PostgreSQL cluster (pg_stat_statements loaded)');
+  const postgres = await startBenchPostgres();
   const databases: BenchDatabase[] = [];
   const csvPath = `/tmp/rewards-etl-bench-${randomBytes(4).toString('hex')}.csv`;
   let closeRuntime: (() => Promise<void>) | undefined;
   try {
-    const warehouse = await createBenchDatabase(base.databaseUrl.reveal(), 'checkins');
+    const warehouse = await createBenchDatabase(postgres.url, 'checkins');
     databases.push(warehouse);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -152,8 +164,8 @@ async function main(): Promise<void> {
 
     progress('building dist/ (the backfill child runs compiled, on plain node)');
     const backfillScript = await buildDist();
-    progress('1/4 backfill: runCheckinsPass from empty, in a pipeline child process');
-    const backfill = await runBackfillChild(env, sim, backfillScript);
+    progress('1/5 backfill: runCheckinsPass from empty, in a pipeline child process');
+    const backfill = await runBackfillChild(env, sim, postgres, backfillScript);
     const counted = await warehouse.db
       .selectFrom('rewards.check_ins')
       .select((eb) => eb.fn.countAll<string>().as('rows'))
@@ -166,13 +178,17 @@ async function main(): Promise<void> {
     }
     const windows = (await windowsInRange(warehouse.db, {}, ['complete'])).map(windowOf);
 
-    progress(`2/4 bare fetch loop over the same ${windows.length} windows`);
+    progress(`2/5 bare fetch loop over the same ${windows.length} windows`);
     const bareCpuBefore = cpuSeconds();
-    const bare = await usageDelta(sim, () => bareFetchWindows({ ...fetchOptions, windows }));
+    const bare = await usageDelta(sim, postgres, () => bareFetchWindows({ ...fetchOptions, windows }));
     const bareCpuSeconds = cpuSeconds() - bareCpuBefore;
+    // The same loop on node:http: what the undici package buys (or costs) the transport.
+    const nodeHttpCpuBefore = cpuSeconds();
+    const nodeHttp = await bareFetchWindows({ ...fetchOptions, windows, client: 'node:http' });
+    const nodeHttpCpuSeconds = cpuSeconds() - nodeHttpCpuBefore;
 
-    progress('3/4 writer (commitCheckInPage per page) vs COPY, into a fresh database');
-    const writerDb = await createBenchDatabase(base.databaseUrl.reveal(), 'writer');
+    progress('3/5 writer (commitCheckInPage per page) vs COPY, into a fresh database');
+    const writerDb = await createBenchDatabase(postgres.url, 'writer');
     databases.push(writerDb);
     const logger = createLogger({ level: 'warn', secrets: secretValues(config), pretty: false });
     const clock = fixedClock(new Date(Math.floor(Date.now() / 1000) * 1000));
@@ -185,11 +201,12 @@ async function main(): Promise<void> {
       windows,
       pageSize: PAGE_SIZE,
       csvPath,
+      phase: (work) => postgres.phase(work),
     });
 
     const phaseMs = { writer: performance.now() - phaseStarted, lookback: 0 };
     phaseStarted = performance.now();
-    progress('4/4 look-back at a steady feed (simulated time: 1 h warm-up, 3 h measured)');
+    progress('4/5 look-back at a steady feed (simulated time: 1 h warm-up, 3 h measured)');
     const lookback = await measureLookback({
       deps: runtime.deps,
       clock,
@@ -201,6 +218,18 @@ async function main(): Promise<void> {
     });
     phaseMs.lookback = performance.now() - phaseStarted;
 
+    progress(`5/5 busy venue: one location, ${BUSY_VENUE_PER_DAY.toLocaleString('en')} check-ins in a day`);
+    const busyDb = await createBenchDatabase(postgres.url, 'busy');
+    databases.push(busyDb);
+    const busy = await postgres.phase(() =>
+      measureBusyVenue({
+        url: busyDb.url,
+        perDay: BUSY_VENUE_PER_DAY,
+        pageSize: PAGE_SIZE,
+        day: new Date(anchorMs - 2 * 86_400_000),
+      }),
+    );
+
     const b = backfill.value;
     const rowsPerSecond = warehouseRows / (b.elapsedMs / 1000);
     const pipelineVsBare = b.elapsedMs / bare.value.elapsedMs;
@@ -209,6 +238,8 @@ async function main(): Promise<void> {
     const rssNote = checkIns === 1_000_000 ? '' : ' (goal is for 1,000,000)';
     const statementsPerWindow = b.io.postgresQueries / windows.length;
     const cpuRatio = b.cpuSeconds / bareCpuSeconds;
+    const copyCpuSeconds = writer.copyPostgres?.cpuSeconds ?? Number.NaN;
+    const machineCpuRatio = (b.cpuSeconds + backfill.postgresCpuSeconds) / (bareCpuSeconds + copyCpuSeconds);
     const figures: Figure[] = [
       {
         name: 'Backfill rows/s, end to end',
@@ -239,6 +270,18 @@ async function main(): Promise<void> {
         measured: `${cpuRatio.toFixed(2)}×`,
         goal: `≤ 2 (${b.cpuSeconds.toFixed(1)} s vs ${bareCpuSeconds.toFixed(1)} s)`,
         verdict: atMost(cpuRatio, 2),
+      },
+      {
+        name: '(Pipeline + Postgres CPU) ÷ (bare loop + COPY)',
+        measured: `${machineCpuRatio.toFixed(2)}×`,
+        goal: `≤ 1.3 (${(b.cpuSeconds + backfill.postgresCpuSeconds).toFixed(1)} s vs ${(bareCpuSeconds + copyCpuSeconds).toFixed(1)} s)`,
+        verdict: atMost(machineCpuRatio, 1.3),
+      },
+      {
+        name: 'Busy venue: backend µs/row, last page ÷ first',
+        measured: `${busy.value.lastVsFirst.toFixed(2)}×`,
+        goal: `≤ 1.2 (${busy.value.lastMicrosPerRow.toFixed(0)} vs ${busy.value.firstMicrosPerRow.toFixed(0)} µs/row, ${busy.value.pages} pages)`,
+        verdict: atMost(busy.value.lastVsFirst, 1.2),
       },
       {
         name: 'Peak RSS of the built pipeline (no tsx)',
@@ -272,10 +315,22 @@ async function main(): Promise<void> {
         windowMs: HOUR_MS,
       },
       backfill: { ...b, rowsPerSecond, warehouseRows, windows: windows.length, ...omitValue(backfill) },
-      bareFetch: { ...bare.value, cpuSeconds: bareCpuSeconds, ...omitValue(bare) },
+      bareFetch: {
+        ...bare.value,
+        cpuSeconds: bareCpuSeconds,
+        ...omitValue(bare),
+        nodeHttp: { ...nodeHttp, cpuSeconds: nodeHttpCpuSeconds },
+      },
       pipelineVsBare,
-      writer: { ...writer, writerVsCopy },
+      machineCpuRatio,
+      writer: {
+        ...writer,
+        writerVsCopy,
+        copyCpuSeconds,
+        writerPostgresCpuSeconds: writer.writerPostgres?.cpuSeconds ?? null,
+      },
       lookback,
+      busyVenue: { ...busy.value, postgres: busy.postgres },
       figures,
     };
     await writeJson(RESULTS_PATH, results);
@@ -285,7 +340,11 @@ async function main(): Promise<void> {
       own: number,
       phase: { simulatorCpuSeconds: number; postgresCpuSeconds: number | null },
     ) =>
-      `  ${label}: own ${own.toFixed(1)} s, simulator ${phase.simulatorCpuSeconds.toFixed(1)} s, postgres ${phase.postgresCpuSeconds?.toFixed(1) ?? '?'} s (machine-wide)`;
+      `  ${label}: own ${own.toFixed(1)} s, simulator ${phase.simulatorCpuSeconds.toFixed(1)} s, postgres ${phase.postgresCpuSeconds?.toFixed(1) ?? '?'} s`;
+    const buffers = (label: string, phase: PostgresPhase | null) =>
+      phase === null
+        ? `  ${label}: —`
+        : `  ${label}: CPU ${phase.cpuSeconds.toFixed(1)} s, ${phase.calls} statements (${(phase.execMs / 1000).toFixed(1)} s), buffers hit ${phase.sharedBlocksHit.toLocaleString('en')}, read ${phase.sharedBlocksRead.toLocaleString('en')}, dirtied ${phase.sharedBlocksDirtied.toLocaleString('en')}, written ${phase.sharedBlocksWritten.toLocaleString('en')}, WAL ${mb(phase.walBytes)}`;
     process.stdout.write(
       [
         '',
@@ -298,6 +357,13 @@ async function main(): Promise<void> {
         'CPU seconds during each timed phase:',
         cpu(`backfill (${seconds(b.elapsedMs)})`, b.cpuSeconds, backfill),
         cpu(`bare fetch (${seconds(bare.value.elapsedMs)})`, bareCpuSeconds, bare),
+        `  the same bare loop on node:http instead of undici: ${seconds(nodeHttp.elapsedMs)}, own CPU ${nodeHttpCpuSeconds.toFixed(1)} s`,
+        'Postgres per phase (its own cluster; pg_stat_statements, top-level statements):',
+        buffers('backfill', backfill.postgres),
+        buffers(`writer (${seconds(writer.writerMs)})`, writer.writerPostgres),
+        buffers(`COPY (${seconds(writer.copyMs)})`, writer.copyPostgres),
+        buffers('busy venue', busy.postgres),
+        `Busy venue, Postgres backend CPU µs/row by page: ${busy.value.backendMicrosPerRow.join(' ')}; wall µs/row: ${busy.value.microsPerRow.join(' ')} (last ÷ first ${busy.value.wallLastVsFirst.toFixed(2)}); settle of its day ${busy.value.settleMs.toFixed(0)} ms.`,
         `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
         `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,
@@ -314,6 +380,7 @@ async function main(): Promise<void> {
     await closeRuntime?.();
     await sim.close();
     for (const database of databases) await database.drop();
+    await postgres.stop();
     await rm(csvPath, { force: true });
   }
 }

@@ -35,7 +35,12 @@ export const checkinsWindowJob = defineJob({
       // Recorded on the window (with its retry time); the planner hands it out again when due.
       return { ...outcome, window: windowKey(window) };
     }
-    return { status: outcome.status, window: windowKey(window), requests: outcome.requests };
+    return {
+      status: outcome.status,
+      window: windowKey(window),
+      requests: outcome.requests,
+      ...(outcome.status === 'complete' ? { rows: outcome.rows } : {}),
+    };
   },
 });
 

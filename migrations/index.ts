@@ -10,6 +10,7 @@ import * as checkinsPartitioned from './20261126_0008_checkins_partitioned.js';
 import * as checkinsDailyRollup from './20261126_0009_checkins_daily_rollup.js';
 import * as schemaDriftAndEvents from './20261126_0011_schema_drift_and_events.js';
 import * as freshness from './20261126_0012_freshness.js';
+import * as checkinsSettledMedians from './20261127_0013_checkins_settled_medians.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '20261126_0009_checkins_daily_rollup': checkinsDailyRollup,
   '20261126_0011_schema_drift_and_events': schemaDriftAndEvents,
   '20261126_0012_freshness': freshness,
+  '20261127_0013_checkins_settled_medians': checkinsSettledMedians,
 };

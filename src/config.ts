@@ -1,10 +1,11 @@
-import { standardWebhooksKey, type AlertSignatureScheme } from './alerts/sign-alert.js';
+import { standardWebhooksKey, type AlertSignatureScheme } from './sync/alert-signature-schemes.js';
 import type { AlertEventType } from './sync/alert-events.js';
 import { envSchema, type Env, type LogLevel } from './config/env-schema.js';
 import { packageVersion } from './package-info.js';
 import { Secret } from './secret.js';
 import type { Cadence, ReadKind } from './sync/read-cadence.js';
 import { cadencesFrom } from './sync/read-ceilings.js';
+import type { MemberPiiMode } from './sync/member-pii.js';
 import {
   DEFAULT_REDIS_URL,
   RedisSettingProblem,
@@ -54,7 +55,7 @@ export const INTENT_PASS_TUNING: Readonly<IntentPassTuning> = {
   tickEveryMs: 1_000,
 };
 
-export type MemberPiiMode = 'store' | 'hash' | 'omit';
+export type { MemberPiiMode };
 
 export interface OAuthConfig {
   clientId: string;
@@ -152,6 +153,8 @@ export interface Config {
   /** When set, every endpoint but /healthz and /readyz wants it (Bearer, or the password of Basic auth). */
   statusToken: Secret | undefined;
   logLevel: LogLevel;
+  /** STARTUP_TIMEOUT: how long a command waits for Postgres and Redis before it exits 1 naming the setting. */
+  startupTimeoutMs: number;
 }
 
 /** Values that must be scrubbed from any text we emit, whatever path they took. */
@@ -371,6 +374,7 @@ function toConfig(env: Env): Config {
     httpPort: env.HTTP_PORT,
     statusToken: env.STATUS_TOKEN,
     logLevel: env.LOG_LEVEL,
+    startupTimeoutMs: env.STARTUP_TIMEOUT,
   };
 }
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { STREAM_NAMES } from './streams/registry.js';
 
 /**
  * The pipeline's Prometheus metrics, one registry per process (no global registry, so tests
@@ -214,7 +215,36 @@ function schemaDriftMetrics(
   };
 }
 
+/** Every value the labels of the counters the alert rules and the dashboard select can take. */
+export const KNOWN_LABEL_VALUES = {
+  passStatus: ['succeeded', 'partial', 'failed', 'lease_lost'],
+  alertDeliveryOutcome: ['delivered', 'failed', 'gave_up'],
+  oauthRefreshOutcome: ['ok', 'failed', 'revoked'],
+} as const;
+
+/**
+ * Labelled counters at 0 for every known label value from start-up. prom-client creates a series on
+ * its first `inc`, and `increase()` cannot see a series' first sample: a worker's first failed
+ * delivery (or first success after it) went unseen, so RewardsEtlAlertDeliveriesFailing fired too
+ * late and did not resolve (issue 40). `deploy/prometheus/rewards-etl-alerts.test.yml` proves the rules.
+ */
+export function initializeKnownSeries(metrics: PipelineMetrics): void {
+  for (const stream of STREAM_NAMES) {
+    for (const status of KNOWN_LABEL_VALUES.passStatus) metrics.passes.inc({ stream, status }, 0);
+    metrics.rowsIngested.inc({ stream }, 0);
+    metrics.recordsRejected.inc({ stream }, 0);
+  }
+  for (const outcome of KNOWN_LABEL_VALUES.alertDeliveryOutcome) metrics.alertDeliveries.inc({ outcome }, 0);
+  for (const outcome of KNOWN_LABEL_VALUES.oauthRefreshOutcome) metrics.oauthRefreshes.inc({ outcome }, 0);
+}
+
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): PipelineMetrics {
+  const metrics = registerMetrics(options);
+  initializeKnownSeries(metrics);
+  return metrics;
+}
+
+function registerMetrics(options: { defaultMetrics?: boolean }): PipelineMetrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? false) collectDefaultMetrics({ register: registry, prefix: 'rewards_etl_' });
   const registers = [registry];

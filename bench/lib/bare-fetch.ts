@@ -1,3 +1,4 @@
+import http from 'node:http';
 import pMap from 'p-map';
 import { Agent, request } from 'undici';
 import { nextKeysetBound } from '../../src/sync/keyset-paging.js';
@@ -15,6 +16,30 @@ export interface BareFetchOptions {
   windows: readonly Window[];
   /** Windows fetched at once (default 2, as runCheckinsPass pages them). */
   concurrency?: number;
+  /**
+   * The HTTP client: the undici package (the pipeline's transport) or node:http with a keep-alive
+   * agent, to measure what undici buys (issue 39). Default undici.
+   */
+  client?: 'undici' | 'node:http';
+}
+
+/** GET `url` with node:http on a keep-alive agent: status and body text. */
+function nodeHttpGet(
+  url: URL,
+  headers: Record<string, string>,
+  agent: http.Agent,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      response.on('error', reject);
+    });
+    req.on('error', reject);
+  });
 }
 
 export interface BareFetchResult {
@@ -31,6 +56,12 @@ interface FeedPage {
 export async function bareFetchWindows(options: BareFetchOptions): Promise<BareFetchResult> {
   // A keep-alive agent like the pipeline's transport, so both pay the same connection costs.
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  const nodeAgent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  const get = async (url: URL) => {
+    if (options.client === 'node:http') return nodeHttpGet(url, headers, nodeAgent);
+    const response = await request(url, { headers, dispatcher: agent });
+    return { status: response.statusCode, text: await response.body.text() };
+  };
   const headers = {
     'x-api-key': options.apiKey,
     'user-agent': options.userAgent,
@@ -52,10 +83,8 @@ export async function bareFetchWindows(options: BareFetchOptions): Promise<BareF
           url.searchParams.set('created_before', new Date(before).toISOString());
           url.searchParams.set('page', String(page));
           url.searchParams.set('page_size', String(options.pageSize));
-          const response = await request(url, { headers, dispatcher: agent });
-          const text = await response.body.text();
-          if (response.statusCode !== 200)
-            throw new Error(`GET ${url.pathname} answered ${response.statusCode}`);
+          const { status, text } = await get(url);
+          if (status !== 200) throw new Error(`GET ${url.pathname} answered ${status}`);
           const body = JSON.parse(text) as FeedPage;
           requests++;
           const records = body.check_ins;
@@ -76,5 +105,6 @@ export async function bareFetchWindows(options: BareFetchOptions): Promise<BareF
     return { requests, rows, elapsedMs: performance.now() - started };
   } finally {
     await agent.close();
+    nodeAgent.destroy();
   }
 }

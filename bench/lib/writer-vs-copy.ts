@@ -9,6 +9,7 @@ import type { Window } from '../../src/sync/windows.js';
 import { commitCheckInPage } from '../../src/warehouse/check-in-pages.js';
 import { insertPlannedWindows } from '../../src/warehouse/sync-windows.js';
 import type { DB } from '../../src/warehouse/schema.js';
+import type { PostgresPhase } from './bench-postgres.js';
 
 // The writer against Postgres's own floor. The same pages the pipeline reads (same windows,
 // same keyset paging, real parsed records) are committed with commitCheckInPage, the
@@ -23,7 +24,13 @@ export interface WriterVsCopyResult {
   writerMs: number;
   copyMs: number;
   copyMethod: string;
+  /** Postgres during the writer's page commits, and during the COPY (bench-postgres.ts). */
+  writerPostgres: PostgresPhase | null;
+  copyPostgres: PostgresPhase | null;
 }
+
+/** Runs a piece of work as a measured Postgres phase (BenchPostgres.phase). */
+type Phase = <T>(work: () => Promise<T>) => Promise<{ value: T; postgres: PostgresPhase }>;
 
 const COLUMNS =
   'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at';
@@ -72,45 +79,52 @@ export async function compareWriterWithCopy(options: {
   windows: readonly Window[];
   pageSize: number;
   csvPath: string;
+  phase?: Phase;
 }): Promise<WriterVsCopyResult> {
   const { api, db } = options;
+  const phase: Phase =
+    options.phase ?? (async (work) => ({ value: await work(), postgres: null as unknown as PostgresPhase }));
   const file = createWriteStream(options.csvPath);
   const seen = new Set<string>();
   let pages = 0;
   let writerMs = 0;
   await insertPlannedWindows(db, options.windows);
   await sql`checkpoint`.execute(db);
-  for (const window of options.windows) {
-    for await (const records of windowPages(api, window, options.pageSize)) {
-      const seenAt = new Date();
-      const started = performance.now();
-      await commitCheckInPage(db, {
-        window,
-        checkIns: records,
-        locations: [],
-        rejections: [],
-        firstMet: [],
-        checkpoint: {
-          cursorBefore: new Date(window.start),
-          cursorPage: 0,
-          rows: records.length,
-          apiTotalCount: records.length,
-          now: seenAt,
-        },
-        seenAt,
-      });
-      writerMs += performance.now() - started;
-      pages++;
-      const stamp = seenAt.toISOString();
-      let chunk = '';
-      for (const record of records) {
-        if (seen.has(record.id)) continue;
-        seen.add(record.id);
-        chunk += csvLine(record, stamp);
+  const writing = await phase(async () => {
+    for (const window of options.windows) {
+      for await (const records of windowPages(api, window, options.pageSize)) {
+        const seenAt = new Date();
+        const started = performance.now();
+        await commitCheckInPage(db, {
+          window,
+          checkIns: records,
+          locations: [],
+          rejections: [],
+          firstMet: [],
+          checkpoint: {
+            cursorBefore: new Date(window.start),
+            cursorPage: 0,
+            rows: records.length,
+            apiTotalCount: records.length,
+            now: seenAt,
+          },
+          seenAt,
+        });
+        writerMs += performance.now() - started;
+        pages++;
+        const stamp = seenAt.toISOString();
+        let chunk = '';
+        for (const record of records) {
+          if (seen.has(record.id)) continue;
+          seen.add(record.id);
+          chunk += csvLine(record, stamp);
+        }
+        if (!file.write(chunk)) await once(file, 'drain');
       }
-      if (!file.write(chunk)) await once(file, 'drain');
     }
-  }
+    // The page writes' dirty buffers are part of their cost, as the COPY's are of its.
+    await sql`checkpoint`.execute(db);
+  });
   file.end();
   await once(file, 'finish');
   // The server reads the file as its own OS user.
@@ -118,13 +132,17 @@ export async function compareWriterWithCopy(options: {
 
   await sql`create table rewards.check_ins_copy (like rewards.check_ins including all)`.execute(db);
   await sql`checkpoint`.execute(db);
-  const started = performance.now();
-  await sql
-    .raw(
-      `copy rewards.check_ins_copy (${COLUMNS}) from '${options.csvPath.replaceAll("'", "''")}' with (format csv)`,
-    )
-    .execute(db);
-  const copyMs = performance.now() - started;
+  let copyMs = 0;
+  const copying = await phase(async () => {
+    const started = performance.now();
+    await sql
+      .raw(
+        `copy rewards.check_ins_copy (${COLUMNS}) from '${options.csvPath.replaceAll("'", "''")}' with (format csv)`,
+      )
+      .execute(db);
+    copyMs = performance.now() - started;
+    await sql`checkpoint`.execute(db);
+  });
 
   const counts = await sql<{ written: string; copied: string }>`
     select (select count(*) from rewards.check_ins) as written, (select count(*) from rewards.check_ins_copy) as copied`.execute(
@@ -142,5 +160,7 @@ export async function compareWriterWithCopy(options: {
     writerMs,
     copyMs,
     copyMethod: 'server-side COPY FROM file (CSV in /tmp), one statement',
+    writerPostgres: options.phase === undefined ? null : writing.postgres,
+    copyPostgres: options.phase === undefined ? null : copying.postgres,
   };
 }

@@ -1,4 +1,13 @@
 import { createHmac } from 'node:crypto';
+import { standardWebhooksKey, type AlertSignatureScheme } from '../sync/alert-signature-schemes.js';
+
+// The scheme names and the Standard Webhooks secret's form live below the config that reads them.
+export {
+  ALERT_SIGNATURE_SCHEMES,
+  STANDARD_WEBHOOKS_SECRET_PREFIX,
+  standardWebhooksKey,
+  type AlertSignatureScheme,
+} from '../sync/alert-signature-schemes.js';
 
 // How an alert is signed (docs/payment-intents.md, "Delivery" and "Verifying a delivery"). Two
 // schemes, chosen by ALERT_SIGNATURE_SCHEME: `rewards` (the default; byte for byte Stripe's, so
@@ -6,9 +15,6 @@ import { createHmac } from 'node:crypto';
 
 export const SIGNATURE_HEADER = 'Rewards-Signature';
 export const EVENT_ID_HEADER = 'Rewards-Event-Id';
-
-export const ALERT_SIGNATURE_SCHEMES = ['rewards', 'standard-webhooks'] as const;
-export type AlertSignatureScheme = (typeof ALERT_SIGNATURE_SCHEMES)[number];
 
 /** Hex HMAC-SHA256 of `"<t>.<raw body>"`: the `v1` of the signature header. */
 export function computeSignature(rawBody: string | Buffer, timestampSeconds: number, secret: string): string {
@@ -19,39 +25,6 @@ export function computeSignature(rawBody: string | Buffer, timestampSeconds: num
 export function signatureHeader(rawBody: string | Buffer, now: Date, secret: string): string {
   const t = Math.floor(now.getTime() / 1000);
   return `t=${t},v1=${computeSignature(rawBody, t, secret)}`;
-}
-
-/** A Standard Webhooks secret: this prefix, then the key in base64. */
-export const STANDARD_WEBHOOKS_SECRET_PREFIX = 'whsec_';
-/** The spec asks for keys of 24 to 64 random bytes. */
-const KEY_BYTES = { min: 24, max: 64 } as const;
-
-/**
- * The HMAC key of a Standard Webhooks secret (`whsec_<base64>`), or why the secret is not one.
- * Only canonical base64 is taken: a secret mangled in a copy (a lost `=`, a space) is refused
- * rather than silently giving a different key than the receiver's library derives.
- */
-export function standardWebhooksKey(
-  secret: string,
-): { ok: true; key: Buffer } | { ok: false; reason: string } {
-  if (!secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX))
-    return {
-      ok: false,
-      reason: `must start with ${STANDARD_WEBHOOKS_SECRET_PREFIX} (the Standard Webhooks form)`,
-    };
-  const encoded = secret.slice(STANDARD_WEBHOOKS_SECRET_PREFIX.length);
-  const key = Buffer.from(encoded, 'base64');
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.toString('base64') !== encoded)
-    return {
-      ok: false,
-      reason: `must be ${STANDARD_WEBHOOKS_SECRET_PREFIX} followed by base64 (e.g. whsec_$(openssl rand -base64 32))`,
-    };
-  if (key.length < KEY_BYTES.min || key.length > KEY_BYTES.max)
-    return {
-      ok: false,
-      reason: `must hold ${KEY_BYTES.min} to ${KEY_BYTES.max} bytes after ${STANDARD_WEBHOOKS_SECRET_PREFIX}, not ${key.length}`,
-    };
-  return { ok: true, key };
 }
 
 /** `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">`, keyed with the decoded secret. */

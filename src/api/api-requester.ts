@@ -125,23 +125,6 @@ interface PreparedRequest {
   requestOptions: RequestOptions;
 }
 
-/**
- * The ledger is accounting, not the limit (the limiter is): a request whose count could not be
- * written is still sent, and an undercount only lends a little more than was free. Never awaited
- * before the send: a Redis round trip (or a failover's wait) between the slot and the send would
- * move requests out of their slots and send the ones held back together (chaos: 13 in a second).
- */
-async function countSpend(requester: Requester, path: string): Promise<void> {
-  try {
-    await requester.options.ledger?.record(budgetStreamForPath(path));
-  } catch (error) {
-    requester.options.logger.warn(
-      { err: error },
-      'could not count a request in the spend ledger; sending it anyway',
-    );
-  }
-}
-
 async function credentialHeaders(
   options: ApiRequesterOptions,
   kind: CredentialKind,
@@ -170,9 +153,10 @@ async function sendWithHeaders(
     signal: requestOptions.signal,
     // Another process's 429 may have paused everyone for longer than this request has left.
     maxPauseMs: Math.max(0, retry.maxTotalMs - (nowMs() - request.startedAt)),
+    // Counted against its stream by the claim itself (one Redis round trip, none after the slot).
+    count: requester.options.ledger?.countOf(budgetStreamForPath(request.path)),
   });
   metrics.limiterWaited(waited);
-  void countSpend(requester, request.path);
   const started = nowMs();
   try {
     const response = await transport.send({

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '../redis/connection.js';
 import { PriorityGate, type RequestPriority } from './priority-gate.js';
+import type { LedgerCount } from './spend-ledger.js';
 
 // One request budget for every process on one Redis (see docs/rate-limit.md). Time is cut into slots
 // of 1000/rps ms, numbered by Redis's clock (TIME), never by a worker's: a request may start only
@@ -11,6 +12,12 @@ import { PriorityGate, type RequestPriority } from './priority-gate.js';
 // Requests are therefore spaced, never bunched at a window edge: three processes at full speed
 // still send at most one request per slot. A 429 sets a shared pause key (its TTL is Redis's
 // too) that every process honours before claiming.
+//
+// One request costs one Redis command (issue 39: it cost six): the same script first reads the
+// shared pause (answering how long it lasts, and whether it stops passes, instead of claiming),
+// and counts the claimed request in the spend ledger (spend-ledger.ts) when the caller names its
+// bucket. Every key it touches is under config.redisPrefix, hash-tagged on a Cluster, so one
+// script may use them all.
 
 export interface SharedRateLimiterOptions {
   redis: RedisClient;
@@ -25,6 +32,8 @@ export interface SharedRateLimiterOptions {
 
 export interface AcquireOptions {
   priority?: RequestPriority;
+  /** Counts the request in the spend ledger in the claim's own round trip (SpendLedger.countOf). */
+  count?: LedgerCount | undefined;
   signal?: AbortSignal | undefined;
   /** A shared pause longer than this fails the claim at once (SharedPauseTooLongError). */
   maxPauseMs?: number | undefined;
@@ -85,12 +94,19 @@ export function slotLengthMs(rps: number): number {
 }
 
 /**
- * KEYS[1]: the number of the next free slot. ARGV: slot length (µs, whole), how many slots ahead
- * a claim may reserve, the key's time to live (ms). Returns {1, µs until the claimed slot starts}
- * or {0, µs to wait before asking again} when the next free slot is beyond reach. Slots count from
- * the Unix epoch by Redis's clock; Lua numbers are doubles, exact to 2^53 µs (year 2255).
+ * KEYS: the number of the next free slot, the shared pause, the pause that stops passes, and
+ * (optional) the spend ledger's bucket. ARGV: slot length (µs, whole), how many slots ahead a
+ * claim may reserve, the slot key's time to live (ms), the ledger's field and its bucket's time to
+ * live (ms). Returns {2, ms the pause lasts, ms the stop lasts} while paused (nothing claimed),
+ * {1, µs until the claimed slot starts} (the request counted), or {0, µs to wait before asking
+ * again} when the next free slot is beyond reach. Slots count from the Unix epoch by Redis's
+ * clock; Lua numbers are doubles, exact to 2^53 µs (year 2255).
  */
 const CLAIM_SLOT = `
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then
+  return {2, paused, redis.call('PTTL', KEYS[3])}
+end
 local time = redis.call('TIME')
 local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local slotUs = tonumber(ARGV[1])
@@ -100,6 +116,10 @@ if slot - current > tonumber(ARGV[2]) then
   return {0, (slot - tonumber(ARGV[2])) * slotUs - nowUs}
 end
 redis.call('SET', KEYS[1], slot + 1, 'PX', ARGV[3])
+if KEYS[4] then
+  redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
+  redis.call('PEXPIRE', KEYS[4], ARGV[5])
+end
 return {1, slot * slotUs - nowUs}
 `;
 
@@ -137,17 +157,24 @@ function limiterSettings(options: SharedRateLimiterOptions): LimiterSettings {
   };
 }
 
-/** Claims a slot: the ms until it starts, or not claimed with the ms to wait before asking again. */
-async function claimSlot(limiter: LimiterSettings): Promise<{ claimed: boolean; waitMs: number }> {
-  const [claimed, waitUs] = (await limiter.redis.eval(
+type ClaimAnswer =
+  { kind: 'claimed' | 'full'; waitMs: number } | { kind: 'paused'; pausedMs: number; stopsPasses: boolean };
+
+/** Claims a slot (and counts it): the ms until it starts, or the ms to wait, or the pause in force. */
+async function claimSlot(limiter: LimiterSettings, count: LedgerCount | undefined): Promise<ClaimAnswer> {
+  const keys = [limiter.nextSlotKey, limiter.pauseKey, limiter.stopKey, ...(count ? [count.key] : [])];
+  const [status, first, second] = (await limiter.redis.eval(
     CLAIM_SLOT,
-    1,
-    limiter.nextSlotKey,
+    keys.length,
+    ...keys,
     limiter.slotUs,
     limiter.lookahead,
     limiter.keyTtlMs,
-  )) as [number, number];
-  return { claimed: claimed === 1, waitMs: Math.max(0, waitUs / 1000) };
+    count?.field ?? '',
+    count?.ttlMs ?? 0,
+  )) as [number, number, number | undefined];
+  if (status === 2) return { kind: 'paused', pausedMs: first, stopsPasses: (second ?? 0) > 0 };
+  return { kind: status === 1 ? 'claimed' : 'full', waitMs: Math.max(0, first / 1000) };
 }
 
 async function sharedPauseMs(limiter: LimiterSettings): Promise<number> {
@@ -155,45 +182,47 @@ async function sharedPauseMs(limiter: LimiterSettings): Promise<number> {
 }
 
 /**
- * Honours a shared pause before claiming: fails when it is longer than the caller may wait or
- * stops passes, else sleeps one slice of it. True when it slept (the pause must be read again).
+ * A shared pause met by a claim: fails when it is longer than the caller may wait or stops
+ * passes, else sleeps one slice of it (then the claim is asked again).
  */
 async function waitOutSharedPause(
-  limiter: LimiterSettings,
+  pause: { pausedMs: number; stopsPasses: boolean },
   signal: AbortSignal | undefined,
   maxPauseMs: number,
-): Promise<boolean> {
-  const paused = await sharedPauseMs(limiter);
-  if (paused > maxPauseMs) throw new SharedPauseTooLongError(paused, maxPauseMs);
-  // Read only while paused: a request costs no extra Redis call the rest of the time.
-  if (paused > 0 && (await limiter.redis.pttl(limiter.stopKey)) > 0)
-    throw new SharedPauseTooLongError(paused, maxPauseMs, true);
-  if (paused === 0) return false;
-  await sleep(Math.min(paused, PAUSE_SLICE_MS), undefined, { signal });
-  return true;
+): Promise<void> {
+  if (pause.pausedMs > maxPauseMs) throw new SharedPauseTooLongError(pause.pausedMs, maxPauseMs);
+  if (pause.stopsPasses) throw new SharedPauseTooLongError(pause.pausedMs, maxPauseMs, true);
+  await sleep(Math.min(pause.pausedMs, PAUSE_SLICE_MS), undefined, { signal });
 }
 
 async function acquireSlot(
   limiter: LimiterSettings,
   signal: AbortSignal | undefined,
   maxPauseMs: number,
+  count: LedgerCount | undefined,
 ): Promise<void> {
   const { nowMs } = limiter;
   let lateClaims = 0;
+  let toCount = count;
   for (;;) {
     signal?.throwIfAborted();
-    if (await waitOutSharedPause(limiter, signal, maxPauseMs)) continue;
     // Redis answered `waitMs` at some instant between sending and receiving: the slot starts no
     // earlier than sentAt + waitMs (its deadline counts from there, so an answer that came back
     // late, e.g. across a failover, is seen as late) and no later than receivedAt + waitMs (the
     // sleep counts from there, so a request never starts before its slot).
     const sentAt = nowMs();
-    const { claimed, waitMs } = await claimSlot(limiter);
-    const startsAt = sentAt + waitMs;
+    const answer = await claimSlot(limiter, toCount);
+    if (answer.kind === 'paused') {
+      await waitOutSharedPause(answer, signal, maxPauseMs);
+      continue;
+    }
+    const startsAt = sentAt + answer.waitMs;
     // Claimed: sleep until the slot starts. Not: every slot in reach is taken; wait for the
     // window to move on (another process's pause may have started meanwhile: look again).
-    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
-    if (!claimed) continue;
+    if (answer.waitMs > 0) await sleep(answer.waitMs, undefined, { signal });
+    if (answer.kind !== 'claimed') continue;
+    // Counted once: a late request's further claims do not count it again.
+    toCount = undefined;
     // A request starts inside its slot or not at all, so no second holds more than rps + 1
     // starts: one that woke up past its slot (a busy event loop) claims another, twice at most.
     if (nowMs() - startsAt < limiter.lateAfterMs || lateClaims >= MAX_LATE_CLAIMS) return;
@@ -213,7 +242,7 @@ export function createSharedRateLimiter(options: SharedRateLimiterOptions): Shar
       const signal = acquireOptions.signal;
       const maxPauseMs = acquireOptions.maxPauseMs ?? Number.POSITIVE_INFINITY;
       await gate.run(acquireOptions.priority ?? 'normal', signal, () =>
-        acquireSlot(limiter, signal, maxPauseMs),
+        acquireSlot(limiter, signal, maxPauseMs, acquireOptions.count),
       );
       return Math.max(0, nowMs() - started);
     },

@@ -17,9 +17,21 @@ export const LEDGER_WINDOW_MAX_MS = 2 * 3_600_000;
 
 export type StreamSpend = Record<BudgetStream, number>;
 
+/** Where one request is counted: the current minute's hash, the stream's field, the hash's TTL. */
+export interface LedgerCount {
+  key: string;
+  field: BudgetStream;
+  ttlMs: number;
+}
+
 export interface SpendLedger {
   /** Counts `requests` (default 1) against `stream` in the current minute. */
   record(stream: BudgetStream, requests?: number): Promise<void>;
+  /**
+   * Where a request of `stream` sent now is counted, for the rate limiter's claim script to count
+   * it in the same round trip as its slot (shared-rate-limiter.ts): one Redis command a request.
+   */
+  countOf(stream: BudgetStream): LedgerCount;
   /**
    * Requests per stream in the minutes of the pipeline's clock that the last `windowMs` touches:
    * from the minute `windowMs` ago to the current one (partly gone). `spanMs` is the time those
@@ -42,6 +54,11 @@ export function createSpendLedger(options: {
   const nowMs = options.nowMs ?? Date.now;
   const keyOf = (minute: number) => `${options.prefix}:budget:spent:${minute}`;
   return {
+    countOf: (stream) => ({
+      key: keyOf(Math.floor(nowMs() / MINUTE_MS)),
+      field: stream,
+      ttlMs: BUCKET_TTL_MS,
+    }),
     async record(stream, requests = 1) {
       if (!(requests > 0)) return;
       const key = keyOf(Math.floor(nowMs() / MINUTE_MS));

@@ -5,34 +5,39 @@ import { stripControlCharacters } from '../terminal-text.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 import type { CliContext } from './context.js';
 import { registerCommands } from './commands.js';
+import { warnUnknownSettings } from './warn-unknown-settings.js';
+import { applyUsageSettings, usageLine } from './parse-options.js';
 
 export function buildProgram(context: CliContext): Command {
   const program = new Command('rewards-etl')
     .description('Mirror the dining-rewards partner API into a Postgres warehouse (schema "rewards").')
     .version(packageVersion())
-    .showHelpAfterError('(run rewards-etl --help for usage)')
-    .exitOverride()
-    .configureOutput({
-      writeOut: (text) => context.stdout.write(text),
-      writeErr: (text) => context.stderr.write(text),
-    })
     .addHelpText(
       'after',
       '\nConfiguration comes from the environment (.env is read when present); see README.md.\n' +
         'Exit codes: 0 success, 1 the work failed, 2 bad usage or configuration, 3 verify found a mismatch.',
     );
   registerCommands(program, context);
+  applyUsageSettings(program, context);
   return program;
 }
 
 /** Runs the CLI and returns the exit code; never calls process.exit itself (tests call this). */
 export async function runCli(argv: string[], context: CliContext): Promise<number> {
   const program = buildProgram(context);
+  let running: Command = program;
+  program.hook('preAction', (_program, actionCommand) => {
+    running = actionCommand;
+    warnUnknownSettings(context);
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;
   } catch (error) {
-    return exitCodeFor(error, context);
+    const code = exitCodeFor(error, context);
+    // A usage error a command finds itself (an unknown stream, a bad date) shows the usage line too.
+    if (error instanceof CliExit && code === ExitCode.usage) context.stderr.write(`${usageLine(running)}\n`);
+    return code;
   }
 }
 

@@ -44,6 +44,8 @@ export async function openMigratedRuntime(
   applicationName: string,
 ): Promise<PipelineRuntime> {
   const { createPipelineRuntime } = await import('../runtime/pipeline.js');
+  const { waitForServices } = await import('./wait-for-services.js');
+  await waitForServices(config, logger, { postgres: 'DATABASE_URL', redis: true });
   const runtime = createPipelineRuntime({ config, logger, applicationName });
   try {
     await requireMigratedWarehouse(runtime.db, config.databaseUrl.reveal());

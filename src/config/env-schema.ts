@@ -1,7 +1,7 @@
 import parseBytes from 'bytes';
 import { z } from 'zod';
 import { parseDuration } from '../duration.js';
-import { ALERT_SIGNATURE_SCHEMES } from '../alerts/sign-alert.js';
+import { ALERT_SIGNATURE_SCHEMES } from '../sync/alert-signature-schemes.js';
 import { Secret } from '../secret.js';
 import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from '../sync/alert-events.js';
 import { parseReadCeilings } from '../sync/read-ceilings.js';
@@ -221,6 +221,10 @@ export const envSchema = z.object({
     .transform((text) => new Secret(text))
     .optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  // How long a command waits at start-up for Postgres and Redis before it exits 1 naming the setting.
+  STARTUP_TIMEOUT: duration
+    .refine((ms) => ms >= 0 && ms <= 600_000, 'must be from 0s to 10m')
+    .default(20_000),
 });
 
 export type Env = z.output<typeof envSchema>;

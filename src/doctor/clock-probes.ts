@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import { offsetOf, type ClockOffset, type ClockSample } from '../clock-offset.js';
-import { withTimeout } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import { measurePostgresOffset } from '../warehouse/postgres-clock.js';
 import type { DB } from '../warehouse/schema.js';
 

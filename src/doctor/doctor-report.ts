@@ -49,7 +49,7 @@ export function doctorReport(checks: CheckResult[]): DoctorReport {
     : failed.length > 0
       ? DoctorExit.checkFailed
       : DoctorExit.ok;
-  const names = (list: CheckResult[]) => list.map((check) => check.check).join(', ');
+  const names = (list: CheckResult[]) => [...new Set(list.map((check) => check.check))].join(', ');
   const verdict =
     exitCode === DoctorExit.badConfiguration
       ? 'BAD CONFIGURATION: fix the setting named above, then run doctor again'

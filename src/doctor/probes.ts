@@ -9,7 +9,7 @@ import { OAuthTokenManager } from '../api/oauth/token-manager.js';
 import { createTokenEndpoint } from '../api/oauth/token-endpoint.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { withTimeout } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import { readOAuth } from '../status/warehouse-figures.js';
 import { migrationProgress } from '../warehouse/migrate.js';
 import type { DB } from '../warehouse/schema.js';

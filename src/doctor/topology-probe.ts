@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Probe } from './check-lines.js';
-import { withTimeout } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 
 /** What the connection path to Postgres is, as two client connections can tell. */
 export interface TopologyFindings {

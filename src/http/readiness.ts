@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { RedisClient } from '../redis/connection.js';
-import { pingRedis, withTimeout } from '../status/queue-depths.js';
+import { pingRedis } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import type { DB } from '../warehouse/schema.js';
 import { migrationsCurrent } from '../warehouse/migrate.js';
 

@@ -67,17 +67,80 @@ const json = (status: number, value: unknown): Reply => ({
 
 /** `/healthz`, `/readyz`, `/metrics`, `/status.json` and the status page `/`, on node:http. */
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const { config, logger } = options;
-  const routes = statusRoutes(options);
+  return (await bindHttpServer(options.host, options.port)).serve(options);
+}
+
+/** A port bound before the worker takes any job; it answers 503 until `serve` attaches the routes. */
+export interface BoundHttpServer {
+  host: string;
+  port: number;
+  url: string;
+  serve(options: HttpServerOptions): RunningHttpServer;
+  close(): Promise<void>;
+}
+
+/** Thrown when HTTP_HOST:HTTP_PORT cannot be bound (taken, or not an address of this host). */
+export class HttpPortError extends Error {
+  override readonly name = 'HttpPortError';
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly code: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `HTTP_PORT ${port} on ${host} is taken (another worker on this host?): give each worker its own HTTP_PORT, or HTTP_PORT=0 for a free port shown in the log and in \`status\``
+        : `cannot listen on HTTP_HOST ${host}, HTTP_PORT ${port}: ${(options.cause as Error).message}`,
+      options,
+    );
+  }
+}
+
+/**
+ * Binds HTTP_HOST:HTTP_PORT first, so a worker whose port is taken exits before it takes a job
+ * instead of running without /healthz and /metrics (issue 40). Port 0 binds a free port.
+ */
+export async function bindHttpServer(host: string, port: number): Promise<BoundHttpServer> {
+  let handle: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
   const server = createServer((request, response) => {
-    answer(request, response, routes, options).catch((error: unknown) => {
-      logger.error({ err: error }, 'http handler crashed');
-      response.destroy();
-    });
+    if (handle !== undefined) return handle(request, response);
+    response.writeHead(503, { 'content-type': TEXT }).end('starting\n');
   });
-  await listen(server, options.port, options.host);
-  const { address: host, port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  try {
+    await listen(server, port, host);
+  } catch (error) {
+    throw new HttpPortError(host, port, (error as { code?: string }).code, { cause: error });
+  }
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}/`;
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      // Keep-alive sockets (a browser on the status page) would hold close() open otherwise.
+      server.closeAllConnections();
+    });
+  return {
+    host: address.address,
+    port: address.port,
+    url,
+    close,
+    serve(options) {
+      const routes = statusRoutes(options);
+      handle = (request, response) => {
+        answer(request, response, routes, options).catch((error: unknown) => {
+          options.logger.error({ err: error }, 'http handler crashed');
+          response.destroy();
+        });
+      };
+      return announce(options, { host: address.address, port: address.port, url, close });
+    },
+  };
+}
+
+function announce(options: HttpServerOptions, running: RunningHttpServer): RunningHttpServer {
+  const { config, logger } = options;
+  const { host, port, url } = running;
   logger.info(
     { host, port, url, statusToken: config.statusToken !== undefined },
     'serving /healthz, /readyz, /metrics and the status page',
@@ -88,17 +151,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       'the status page and /metrics are reachable beyond this machine without a token: set STATUS_TOKEN',
     );
   }
-  return {
-    host,
-    port,
-    url,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Keep-alive sockets (a browser on the status page) would hold close() open otherwise.
-        server.closeAllConnections();
-      }),
-  };
+  return running;
 }
 
 type Routes = Record<string, () => Promise<Reply>>;

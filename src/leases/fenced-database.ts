@@ -23,26 +23,27 @@ import {
   type TransactionSettings,
   type UnknownRow,
 } from 'kysely';
-import { heldLeasesQuery, type LeaseRef } from '../warehouse/leases.js';
+import { heldLeasesQuery, LEASE_FENCE, type LeaseFence, type LeaseRef } from '../warehouse/leases.js';
 import type { DB } from '../warehouse/schema.js';
 import { LeaseLostError } from './lease-lost-error.js';
 
 /**
  * The database as work under one or more leases sees it: every write is fenced. A transaction
  * begins with the fencing check (heldLeasesQuery: every lease still held by its token, rows locked
- * FOR SHARE until commit) and aborts with LeaseLostError when a lease is gone; a statement outside
+ * FOR KEY SHARE until commit) and aborts with LeaseLostError when a lease is gone; a statement outside
  * a transaction that may write is run as BEGIN, check, statement, COMMIT. Reads outside a
  * transaction run as they are: a read by a holder that lost its lease changes nothing.
  *
  * An UPDATE or DELETE built with kysely carries the check itself, in one statement (no BEGIN and
- * COMMIT around it): the check as a CTE, its rows locked FOR SHARE, and the statement's WHERE
+ * COMMIT around it): the check as a CTE, its rows locked FOR KEY SHARE, and the statement's WHERE
  * conditional on it (FenceInStatement); when it touches no row, the lease is checked again, and a
  * lost lease throws. So a window's start and completion cost one round trip each, as before.
  *
  * One mechanism for every write path of a leased pass (docs/running-in-production.md, "Leases and
  * fencing"): the pass gets this database as `deps.db` and writes as it always did. The single
  * statement that commits a check-in page carries the same check as a CTE of its own
- * (check-in-pages.ts), which is why `leases` and `unfenced` are exposed.
+ * (check-in-pages.ts), which is why `leases` and `unfenced` are exposed (to the warehouse as its
+ * LeaseFence, src/warehouse/leases.ts).
  *
  * Connections are borrowed from the database it fences (same pool), so it costs nothing to create
  * one per lease. Leases nest: fencing a fenced database checks every lease, outer ones included.
@@ -51,6 +52,8 @@ export class LeasedDatabase extends Kysely<DB> {
   readonly leases: readonly LeaseRef[];
   /** The database without fencing, for writes that belong to no lease (the run's own sync_runs row, OAuth tokens). */
   readonly unfenced: Kysely<DB>;
+  /** The same, for the warehouse's one statement that fences itself (leaseFenceOf). */
+  readonly [LEASE_FENCE]: LeaseFence;
 
   constructor(base: Kysely<DB>, leases: readonly LeaseRef[]) {
     if (base instanceof LeasedDatabase) throw new TypeError('fence the unfenced database (use fenced())');
@@ -62,6 +65,11 @@ export class LeasedDatabase extends Kysely<DB> {
     });
     this.leases = leases;
     this.unfenced = base;
+    this[LEASE_FENCE] = {
+      leases,
+      unfenced: base,
+      lostLeaseError: (heldNames) => lostLeaseError(leases, heldNames),
+    };
   }
 }
 

@@ -80,6 +80,19 @@ function idMap<T extends string>(
 function adminRoutes(control: SimulatorControl): AdminRoute[] {
   return [
     ...worldAdminRoutes(control),
+    ...stateAndClockRoutes(control),
+    ...checkInAdminRoutes(control),
+    ...catalogAdminRoutes(control),
+    ...memberAdminRoutes(control),
+    ...intentAdminRoutes(control),
+    ...credentialAdminRoutes(control),
+    ...diagnosticAdminRoutes(control),
+  ];
+}
+
+/** The simulator's state at a glance and its clock. */
+function stateAndClockRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     [
       'GET',
       /^\/state$/,
@@ -119,6 +132,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
         return { now: control.clock.now().toISOString(), timeScale: control.clock.timeScale() };
       },
     ],
+  ];
+}
+
+/** Venue-feed check-ins: new, late, and the end of ongoing visits. */
+function checkInAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     [
       'POST',
       /^\/check_ins$/,
@@ -143,6 +162,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
       }),
     ],
     ['POST', /^\/check_ins\/end_ongoing$/, () => ({ ended: control.checkIns.endOngoing() })],
+  ];
+}
+
+/** The discovery catalogue: restaurants, locations and challenges. */
+function catalogAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     ['GET', /^\/restaurants$/, () => control.restaurants.list()],
     ['POST', /^\/restaurants$/, (body) => control.restaurants.add(body)],
     [
@@ -167,6 +192,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
       (body, [id = '']) => (control.challenges.update(id, body), { ok: true }),
     ],
     ['DELETE', /^\/challenges\/([^/]+)$/, (_b, [id = '']) => (control.challenges.remove(id), { ok: true })],
+  ];
+}
+
+/** Members and their visits and tier. */
+function memberAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     ['GET', /^\/members$/, () => control.members.list()],
     ['POST', /^\/members$/, () => ({ id: control.members.add() })],
     [
@@ -189,6 +220,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
       /^\/members\/([^/]+)\/tier$/,
       (body, [id = '']) => (control.members.setTier(id, str(body, 'tier') ?? ''), { ok: true }),
     ],
+  ];
+}
+
+/** Payment intents and their transitions. */
+function intentAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     ['GET', /^\/intents$/, () => control.intents.list()],
     [
       'POST',
@@ -214,6 +251,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
         return control.intents[act](id);
       },
     ],
+  ];
+}
+
+/** API keys and refresh tokens: minted and revoked. */
+function credentialAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     [
       'POST',
       /^\/api_keys$/,
@@ -251,6 +294,12 @@ function adminRoutes(control: SimulatorControl): AdminRoute[] {
         };
       },
     ],
+  ];
+}
+
+/** Faults, the request log, query stats and a live-mode tick. */
+function diagnosticAdminRoutes(control: SimulatorControl): AdminRoute[] {
+  return [
     ['GET', /^\/faults$/, () => control.faults.get()],
     ['POST', /^\/faults$/, (body) => control.faults.set(faultPatch(body))],
     ['DELETE', /^\/faults$/, () => (control.faults.reset(), control.faults.get())],

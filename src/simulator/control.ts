@@ -137,35 +137,7 @@ export function createControl(
   live: LiveMode,
   worldControl: WorldControl,
 ): SimulatorControl {
-  const { world, clock, credentials } = ctx;
-  const { truth } = world;
-  const defaultMember = world.members[0];
-  if (!defaultMember) throw new Error('the world has no members');
-  const allMemberScopes = world.app.allowedScopes;
-
-  const locationIndexOf = (locationId: string | undefined): (() => number) => {
-    if (locationId !== undefined) {
-      const l = findLocation(world, locationId);
-      if (!l) throw new RangeError(`no location ${locationId}`);
-      return () => l.index;
-    }
-    const live = world.locations.filter((l) => !l.removed);
-    let next = 0;
-    return () => live[next++ % live.length]?.index ?? 0;
-  };
-  const member = (id: string): MemberRecord => {
-    const found = findMember(world, id.toLowerCase());
-    if (!found) throw new RangeError(`no member ${id}`);
-    return found;
-  };
-  const intent = (id: string): IntentRecord => {
-    const found = world.intents.get(id);
-    if (!found) throw new RangeError(`no payment intent ${id}`);
-    return found;
-  };
-  const view = (i: IntentRecord): PaymentIntentJson =>
-    intentFullForm(i, clock.nowMs()) as unknown as PaymentIntentJson;
-
+  const { world, clock } = ctx;
   return {
     ...createCatalogControl(ctx),
     clock: {
@@ -178,138 +150,15 @@ export function createControl(
       timeScale: () => clock.timeScale(),
     },
     world: worldControl,
-    checkIns: {
-      count: () => world.checkIns.count,
-      ongoingCount: () => world.ongoing.size,
-      addNow: (count, options = {}) => {
-        const nextLocation = locationIndexOf(options.locationId);
-        const now = clock.nowMs();
-        return Array.from({ length: count }, () =>
-          addCheckIn(world, now, nextLocation(), { ongoing: options.ongoing ?? true }),
-        );
-      },
-      addLate: (count, options) => {
-        const nextLocation = locationIndexOf(options.locationId);
-        const from = options.from.getTime();
-        const span = Math.max(1, options.to.getTime() - from);
-        return Array.from({ length: count }, (_, k) =>
-          addCheckIn(world, from + Math.floor((span * k) / count), nextLocation(), { ongoing: false }),
-        );
-      },
-      endOngoing: () => endOngoingVisits(world, clock.nowMs(), false),
-      correct: (id, patch) => {
-        const seq = world.checkInIds.decode(id);
-        const row = seq === null ? null : world.checkIns.get(seq);
-        if (seq === null || row === null) throw new RangeError(`no check-in ${id}`);
-        if (patch.endedAt !== undefined) {
-          world.checkIns.setEnded(seq, Math.max(row.createdAtMs, patch.endedAt.getTime()));
-          world.ongoing.delete(seq);
-        }
-        if (patch.svcPayEnabled !== undefined) world.checkIns.setSvcPayEnabled(seq, patch.svcPayEnabled);
-      },
-    },
-    members: {
-      defaultMemberId: defaultMember.id,
-      list: () =>
-        world.members.map((m) => ({
-          id: m.id,
-          spendingWalletId: m.wallets.find((w) => w.type === 'SPENDING')?.id ?? '',
-          membershipWalletId: m.wallets.find((w) => w.type === 'MEMBERSHIP')?.id ?? '',
-          spendingBalance: (m.wallets.find((w) => w.type === 'SPENDING')?.balance ?? 0n).toString(),
-          hasActiveStatus: m.statuses.some((s) => s.state === 'active'),
-        })),
-      add: () => addMember(world, ctx.runtimeIds, clock.nowMs()),
-      addVisit: (memberId, options = {}) => {
-        const m = member(memberId);
-        const now = clock.nowMs();
-        const location = world.locations.find((l) => !l.removed) ?? world.locations[0]!;
-        const visit = {
-          id: ctx.runtimeIds.uuid(),
-          locationIndex: location.index,
-          svcPayEnabled: location.paymentsEnabled,
-          createdAtMs: now,
-          endedAtMs: options.ongoing === false ? now + 1_000 : null,
-        };
-        m.checkIns.unshift(visit);
-        truth.record('member.visits', m.id, now);
-        truth.record('member.memberships', m.id, now);
-        return visit.id;
-      },
-      endVisits: (memberId) => {
-        const m = member(memberId);
-        let ended = 0;
-        for (const visit of m.checkIns) {
-          if (visit.endedAtMs !== null) continue;
-          visit.endedAtMs = Math.max(clock.nowMs(), visit.createdAtMs + 1_000);
-          ended++;
-        }
-        if (ended > 0) truth.record('member.visits', m.id, clock.nowMs());
-        return ended;
-      },
-      correctVisit: (memberId, visitId, patch) => {
-        const m = member(memberId);
-        const visit = m.checkIns.find((v) => v.id === visitId);
-        if (!visit) throw new RangeError(`member ${memberId} has no visit ${visitId}`);
-        if (patch.endedAt !== undefined)
-          visit.endedAtMs = Math.max(visit.createdAtMs, patch.endedAt.getTime());
-        if (patch.svcPayEnabled !== undefined) visit.svcPayEnabled = patch.svcPayEnabled;
-        truth.record('member.visits', m.id, clock.nowMs());
-      },
-      setTier: (memberId, tier) => {
-        const m = member(memberId);
-        const active = m.statuses.find((s) => s.state === 'active');
-        if (!active) throw new RangeError(`member ${memberId} has no active status`);
-        active.tier = tier;
-        active.updatedAtMs = clock.nowMs();
-        truth.record('member.status', m.id, clock.nowMs());
-      },
-      issueRefreshTokens: (options = {}) => {
-        const chosen =
-          options.memberIds?.map((id) => member(id)) ??
-          world.members.slice(0, options.count ?? world.members.length);
-        return chosen.map((m) => ({
-          memberId: m.id,
-          refreshToken: credentials.mintRefreshToken(m.id, world.app.clientId, allMemberScopes),
-        }));
-      },
-    },
+    checkIns: checkInControl(ctx),
+    members: memberControl(ctx),
     app: {
       merchantId: world.app.merchantId,
       walletId: world.app.wallet.id,
       balance: () => world.app.wallet.balance.toString(),
     },
-    intents: {
-      create: (input = {}) => view(createIntent(world, ctx.runtimeIds, clock.nowMs(), input)),
-      get: (id) => view(intent(id)),
-      list: () => [...world.intents.values()].reverse().map(view),
-      pay: (id) => view(confirmIntent(world, intent(id), clock.nowMs())),
-      cancel: (id) => view(cancelIntent(world, intent(id), clock.nowMs())),
-      refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
-      expire: (id) => view(expireIntent(world, intent(id), clock.nowMs())),
-      correctMetadata: (id, metadata) => {
-        const record = intent(id);
-        record.metadata = { ...metadata };
-        return view(record);
-      },
-    },
-    credentials: {
-      mintApiKey: (scopes) => credentials.mintApiKey(scopes),
-      revokeApiKey: (key) => credentials.revokeApiKey(key),
-      issueRefreshToken: (options = {}) =>
-        credentials.mintRefreshToken(
-          options.memberId ?? defaultMember.id,
-          world.app.clientId,
-          options.scopes ?? allMemberScopes,
-        ),
-      revokeRefreshToken: (token) => credentials.revokeRefreshToken(token),
-      revokeRefreshTokensOf: (memberId) => credentials.revokeRefreshTokensOf(memberId),
-      accessToken: (options = {}) =>
-        credentials.signAccessToken(
-          options.memberId ?? defaultMember.id,
-          world.app.clientId,
-          options.scopes ?? allMemberScopes,
-        ),
-    },
+    intents: intentControl(ctx),
+    credentials: credentialControl(ctx),
     faults: {
       get: () => ctx.faults.get(),
       set: (patch) => ctx.faults.set(patch),
@@ -318,5 +167,179 @@ export function createControl(
     requests: { list: () => log.list(), clear: () => log.clear() },
     stats: { lastQuery: () => ctx.stats.last, checkInStoreBytes: () => world.checkIns.byteSize() },
     live: { tick: () => live.tick() },
+  };
+}
+
+/** The world's first member: who member-scoped helpers act for unless told otherwise. */
+function defaultMemberOf(ctx: SimContext): MemberRecord {
+  const found = ctx.world.members[0];
+  if (!found) throw new Error('the world has no members');
+  return found;
+}
+
+function checkInControl(ctx: SimContext): SimulatorControl['checkIns'] {
+  const { world, clock } = ctx;
+  const locationIndexOf = (locationId: string | undefined): (() => number) => {
+    if (locationId !== undefined) {
+      const l = findLocation(world, locationId);
+      if (!l) throw new RangeError(`no location ${locationId}`);
+      return () => l.index;
+    }
+    const live = world.locations.filter((l) => !l.removed);
+    let next = 0;
+    return () => live[next++ % live.length]?.index ?? 0;
+  };
+  return {
+    count: () => world.checkIns.count,
+    ongoingCount: () => world.ongoing.size,
+    addNow: (count, options = {}) => {
+      const nextLocation = locationIndexOf(options.locationId);
+      const now = clock.nowMs();
+      return Array.from({ length: count }, () =>
+        addCheckIn(world, now, nextLocation(), { ongoing: options.ongoing ?? true }),
+      );
+    },
+    addLate: (count, options) => {
+      const nextLocation = locationIndexOf(options.locationId);
+      const from = options.from.getTime();
+      const span = Math.max(1, options.to.getTime() - from);
+      return Array.from({ length: count }, (_, k) =>
+        addCheckIn(world, from + Math.floor((span * k) / count), nextLocation(), { ongoing: false }),
+      );
+    },
+    endOngoing: () => endOngoingVisits(world, clock.nowMs(), false),
+    correct: (id, patch) => {
+      const seq = world.checkInIds.decode(id);
+      const row = seq === null ? null : world.checkIns.get(seq);
+      if (seq === null || row === null) throw new RangeError(`no check-in ${id}`);
+      if (patch.endedAt !== undefined) {
+        world.checkIns.setEnded(seq, Math.max(row.createdAtMs, patch.endedAt.getTime()));
+        world.ongoing.delete(seq);
+      }
+      if (patch.svcPayEnabled !== undefined) world.checkIns.setSvcPayEnabled(seq, patch.svcPayEnabled);
+    },
+  };
+}
+
+function memberControl(ctx: SimContext): SimulatorControl['members'] {
+  const { world, clock, credentials } = ctx;
+  const { truth } = world;
+  const member = (id: string): MemberRecord => {
+    const found = findMember(world, id.toLowerCase());
+    if (!found) throw new RangeError(`no member ${id}`);
+    return found;
+  };
+  return {
+    defaultMemberId: defaultMemberOf(ctx).id,
+    list: () =>
+      world.members.map((m) => ({
+        id: m.id,
+        spendingWalletId: m.wallets.find((w) => w.type === 'SPENDING')?.id ?? '',
+        membershipWalletId: m.wallets.find((w) => w.type === 'MEMBERSHIP')?.id ?? '',
+        spendingBalance: (m.wallets.find((w) => w.type === 'SPENDING')?.balance ?? 0n).toString(),
+        hasActiveStatus: m.statuses.some((s) => s.state === 'active'),
+      })),
+    add: () => addMember(world, ctx.runtimeIds, clock.nowMs()),
+    addVisit: (memberId, options = {}) => {
+      const m = member(memberId);
+      const now = clock.nowMs();
+      const location = world.locations.find((l) => !l.removed) ?? world.locations[0]!;
+      const visit = {
+        id: ctx.runtimeIds.uuid(),
+        locationIndex: location.index,
+        svcPayEnabled: location.paymentsEnabled,
+        createdAtMs: now,
+        endedAtMs: options.ongoing === false ? now + 1_000 : null,
+      };
+      m.checkIns.unshift(visit);
+      truth.record('member.visits', m.id, now);
+      truth.record('member.memberships', m.id, now);
+      return visit.id;
+    },
+    endVisits: (memberId) => {
+      const m = member(memberId);
+      let ended = 0;
+      for (const visit of m.checkIns) {
+        if (visit.endedAtMs !== null) continue;
+        visit.endedAtMs = Math.max(clock.nowMs(), visit.createdAtMs + 1_000);
+        ended++;
+      }
+      if (ended > 0) truth.record('member.visits', m.id, clock.nowMs());
+      return ended;
+    },
+    correctVisit: (memberId, visitId, patch) => {
+      const m = member(memberId);
+      const visit = m.checkIns.find((v) => v.id === visitId);
+      if (!visit) throw new RangeError(`member ${memberId} has no visit ${visitId}`);
+      if (patch.endedAt !== undefined) visit.endedAtMs = Math.max(visit.createdAtMs, patch.endedAt.getTime());
+      if (patch.svcPayEnabled !== undefined) visit.svcPayEnabled = patch.svcPayEnabled;
+      truth.record('member.visits', m.id, clock.nowMs());
+    },
+    setTier: (memberId, tier) => {
+      const m = member(memberId);
+      const active = m.statuses.find((s) => s.state === 'active');
+      if (!active) throw new RangeError(`member ${memberId} has no active status`);
+      active.tier = tier;
+      active.updatedAtMs = clock.nowMs();
+      truth.record('member.status', m.id, clock.nowMs());
+    },
+    issueRefreshTokens: (options = {}) => {
+      const chosen =
+        options.memberIds?.map((id) => member(id)) ??
+        world.members.slice(0, options.count ?? world.members.length);
+      return chosen.map((m) => ({
+        memberId: m.id,
+        refreshToken: credentials.mintRefreshToken(m.id, world.app.clientId, world.app.allowedScopes),
+      }));
+    },
+  };
+}
+
+function intentControl(ctx: SimContext): SimulatorControl['intents'] {
+  const { world, clock } = ctx;
+  const intent = (id: string): IntentRecord => {
+    const found = world.intents.get(id);
+    if (!found) throw new RangeError(`no payment intent ${id}`);
+    return found;
+  };
+  const view = (i: IntentRecord): PaymentIntentJson =>
+    intentFullForm(i, clock.nowMs()) as unknown as PaymentIntentJson;
+  return {
+    create: (input = {}) => view(createIntent(world, ctx.runtimeIds, clock.nowMs(), input)),
+    get: (id) => view(intent(id)),
+    list: () => [...world.intents.values()].reverse().map(view),
+    pay: (id) => view(confirmIntent(world, intent(id), clock.nowMs())),
+    cancel: (id) => view(cancelIntent(world, intent(id), clock.nowMs())),
+    refund: (id) => view(refundIntent(world, intent(id), clock.nowMs())),
+    expire: (id) => view(expireIntent(world, intent(id), clock.nowMs())),
+    correctMetadata: (id, metadata) => {
+      const record = intent(id);
+      record.metadata = { ...metadata };
+      return view(record);
+    },
+  };
+}
+
+function credentialControl(ctx: SimContext): SimulatorControl['credentials'] {
+  const { world, credentials } = ctx;
+  const defaultMemberId = defaultMemberOf(ctx).id;
+  const allMemberScopes = world.app.allowedScopes;
+  return {
+    mintApiKey: (scopes) => credentials.mintApiKey(scopes),
+    revokeApiKey: (key) => credentials.revokeApiKey(key),
+    issueRefreshToken: (options = {}) =>
+      credentials.mintRefreshToken(
+        options.memberId ?? defaultMemberId,
+        world.app.clientId,
+        options.scopes ?? allMemberScopes,
+      ),
+    revokeRefreshToken: (token) => credentials.revokeRefreshToken(token),
+    revokeRefreshTokensOf: (memberId) => credentials.revokeRefreshTokensOf(memberId),
+    accessToken: (options = {}) =>
+      credentials.signAccessToken(
+        options.memberId ?? defaultMemberId,
+        world.app.clientId,
+        options.scopes ?? allMemberScopes,
+      ),
   };
 }

@@ -110,70 +110,28 @@ function changeSettingsOf(changes: SimulatorOptions['changes']): ChangeSettings 
   return resolveChangeSettings(changes === true ? {} : changes);
 }
 
+/** What every world of one simulator shares: clock, credentials, faults and request log outlive a reset. */
+interface HostParts {
+  clock: SimulatorClock;
+  credentials: CredentialStore;
+  faults: FaultInjector;
+  log: RequestLog;
+  truth: TruthLogOptions | undefined;
+}
+
 export function createSimulatorHost(options: SimulatorOptions = {}): SimulatorHost {
   const clock: SimulatorClock = createSimulatorClock(options.clock, options.timeScale ?? 1);
   const firstSeed = options.seed ?? 42;
   const credentials = new CredentialStore(firstSeed, clock);
   const startedAt = performance.now();
   const faults = new FaultInjector(firstSeed, () => performance.now() - startedAt);
-  const log = new RequestLog();
+  const parts: HostParts = { clock, credentials, faults, log: new RequestLog(), truth: options.truth };
   const apiKey = credentials.mintApiKey(API_KEY_SCOPES);
   const apiKeyNoScopes = credentials.mintApiKey([]);
   let liveRunning = false;
 
-  const build = (settings: WorldSettings): WorldCore => {
-    const world = generateWorld({
-      seed: settings.seed,
-      anchorMs: settings.anchorMs,
-      days: settings.days,
-      checkIns: settings.checkIns,
-      size: settings.size,
-      ...(settings.changes ? { memberActivity: settings.changes.memberActivity } : {}),
-      ...(options.truth ? { truth: options.truth } : {}),
-    });
-    const ctx: SimContext = {
-      world,
-      clock,
-      credentials,
-      faults,
-      stats: { last: null },
-      runtimeIds: createPrng(settings.seed, 'runtime'),
-    };
-    const startMs = Math.max(world.anchorMs, clock.nowMs());
-    world.timeline.runUntil(startMs);
-    for (const intent of world.intents.values()) scheduleExpiryTruth(world, intent);
-    const model: ChangeModel | null = settings.changes
-      ? startChangeModel(world, settings.changes, {
-          startMs,
-          defaultFeedCheckInsPerDay: settings.checkIns / Math.max(1, settings.days),
-        })
-      : null;
-    const defaultMember = world.members[0];
-    if (!defaultMember) throw new Error('no default member generated');
-    const refreshToken = credentials.mintRefreshToken(
-      defaultMember.id,
-      world.app.clientId,
-      world.app.allowedScopes,
-    );
-    const live = createLiveMode(ctx, settings.checkIns / Math.max(1, settings.days), model);
-    const worldControl = createWorldControl(ctx, model, (reset) => resetWorld(settings, reset));
-    const control = withCatchUp(createControl(ctx, log, live, worldControl), world, clock);
-    const routes = [
-      ...discoveryRoutes(ctx),
-      ...checkInRoutes(ctx),
-      ...memberRoutes(ctx),
-      ...paymentRoutes(ctx),
-      ...challengeRoutes(ctx),
-      ...oauthRoutes(ctx),
-    ];
-    const handle = createRequestHandler(
-      ctx,
-      routes,
-      log,
-      createAdminHandler(control, credentials.adminToken),
-    );
-    return { ctx, control, live, refreshToken, handle };
-  };
+  const build = (settings: WorldSettings): WorldCore =>
+    buildWorldCore(parts, settings, (reset) => resetWorld(settings, reset));
 
   const resetWorld = (current: WorldSettings, reset: WorldReset): WorldInfo => {
     const next: WorldSettings = {
@@ -200,41 +158,13 @@ export function createSimulatorHost(options: SimulatorOptions = {}): SimulatorHo
     changes: changeSettingsOf(options.changes),
   });
 
-  const app = (): World['app'] => core.ctx.world.app;
   const simulator: Simulator = {
-    credentials: {
+    credentials: simulatorCredentials(() => core, {
       apiKey,
       apiKeyNoScopes,
-      get clientId() {
-        return app().clientId;
-      },
-      get clientSecret() {
-        return app().clientSecret;
-      },
-      get redirectUri() {
-        return app().redirectUris[0] ?? '';
-      },
-      get refreshToken() {
-        return core.refreshToken;
-      },
-      get merchantId() {
-        return app().merchantId;
-      },
-      get appWalletId() {
-        return app().wallet.id;
-      },
       adminToken: credentials.adminToken,
-    },
-    // Always the current world's control, also after a reset.
-    control: new Proxy({} as SimulatorControl, {
-      get: (_target, key) => core.control[key as keyof SimulatorControl],
-      has: (_target, key) => key in core.control,
-      ownKeys: () => Reflect.ownKeys(core.control),
-      getOwnPropertyDescriptor: (_target, key) => ({
-        ...Reflect.getOwnPropertyDescriptor(core.control, key),
-        configurable: true,
-      }),
     }),
+    control: currentControl(() => core),
     handle: async (request) => {
       const answer = await core.handle(request);
       const body = answer.padBytes > 0 ? answer.body + ' '.repeat(answer.padBytes) : answer.body;
@@ -253,6 +183,105 @@ export function createSimulatorHost(options: SimulatorOptions = {}): SimulatorHo
       core.live.start(1000);
     },
   };
+}
+
+/** Generates a world and builds its context, change model, control surface and request handler. */
+function buildWorldCore(
+  parts: HostParts,
+  settings: WorldSettings,
+  resetWorld: (reset: WorldReset) => WorldInfo,
+): WorldCore {
+  const { clock, credentials, faults, log } = parts;
+  const world = generateWorld({
+    seed: settings.seed,
+    anchorMs: settings.anchorMs,
+    days: settings.days,
+    checkIns: settings.checkIns,
+    size: settings.size,
+    ...(settings.changes ? { memberActivity: settings.changes.memberActivity } : {}),
+    ...(parts.truth ? { truth: parts.truth } : {}),
+  });
+  const ctx: SimContext = {
+    world,
+    clock,
+    credentials,
+    faults,
+    stats: { last: null },
+    runtimeIds: createPrng(settings.seed, 'runtime'),
+  };
+  const startMs = Math.max(world.anchorMs, clock.nowMs());
+  world.timeline.runUntil(startMs);
+  for (const intent of world.intents.values()) scheduleExpiryTruth(world, intent);
+  const model: ChangeModel | null = settings.changes
+    ? startChangeModel(world, settings.changes, {
+        startMs,
+        defaultFeedCheckInsPerDay: settings.checkIns / Math.max(1, settings.days),
+      })
+    : null;
+  const defaultMember = world.members[0];
+  if (!defaultMember) throw new Error('no default member generated');
+  const refreshToken = credentials.mintRefreshToken(
+    defaultMember.id,
+    world.app.clientId,
+    world.app.allowedScopes,
+  );
+  const live = createLiveMode(ctx, settings.checkIns / Math.max(1, settings.days), model);
+  const worldControl = createWorldControl(ctx, model, resetWorld);
+  const control = withCatchUp(createControl(ctx, log, live, worldControl), world, clock);
+  const routes = [
+    ...discoveryRoutes(ctx),
+    ...checkInRoutes(ctx),
+    ...memberRoutes(ctx),
+    ...paymentRoutes(ctx),
+    ...challengeRoutes(ctx),
+    ...oauthRoutes(ctx),
+  ];
+  const handle = createRequestHandler(ctx, routes, log, createAdminHandler(control, credentials.adminToken));
+  return { ctx, control, live, refreshToken, handle };
+}
+
+/** The credentials of the current world: the app's (and the default member's token) change with a reset. */
+function simulatorCredentials(
+  current: () => WorldCore,
+  fixed: Pick<SimulatorCredentials, 'apiKey' | 'apiKeyNoScopes' | 'adminToken'>,
+): SimulatorCredentials {
+  const app = (): World['app'] => current().ctx.world.app;
+  return {
+    apiKey: fixed.apiKey,
+    apiKeyNoScopes: fixed.apiKeyNoScopes,
+    get clientId() {
+      return app().clientId;
+    },
+    get clientSecret() {
+      return app().clientSecret;
+    },
+    get redirectUri() {
+      return app().redirectUris[0] ?? '';
+    },
+    get refreshToken() {
+      return current().refreshToken;
+    },
+    get merchantId() {
+      return app().merchantId;
+    },
+    get appWalletId() {
+      return app().wallet.id;
+    },
+    adminToken: fixed.adminToken,
+  };
+}
+
+/** Always the current world's control, also after a reset. */
+function currentControl(current: () => WorldCore): SimulatorControl {
+  return new Proxy({} as SimulatorControl, {
+    get: (_target, key) => current().control[key as keyof SimulatorControl],
+    has: (_target, key) => key in current().control,
+    ownKeys: () => Reflect.ownKeys(current().control),
+    getOwnPropertyDescriptor: (_target, key) => ({
+      ...Reflect.getOwnPropertyDescriptor(current().control, key),
+      configurable: true,
+    }),
+  });
 }
 
 /** The simulator in this process, without a socket (see `startSimulator` for the HTTP server). */

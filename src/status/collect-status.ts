@@ -19,8 +19,10 @@ import {
   readFailedPasses,
   readHourlyRows,
   readIntents,
+  readLastPagedWindow,
   readLastRuns,
   readOAuth,
+  type LastPagedWindow,
   readRejected,
   readWindows,
 } from './warehouse-figures.js';
@@ -57,6 +59,7 @@ function readStatusFigures(sources: StatusSources, now: Date, buckets: number[])
     queues: readQueueDepths(redis, config.redisPrefix),
     workers: readWorkers(redis, config.redisPrefix, now.getTime()),
     lastRuns: readLastRuns(db, STREAM_NAMES),
+    lastWindow: readLastPagedWindow(db),
     hourly: readHourlyRows(db, STREAM_NAMES, hourStart(buckets[0] ?? 0)),
     failedPasses: readFailedPasses(db, STREAM_NAMES, dayAgo),
     intents: readIntents(db),
@@ -71,8 +74,39 @@ function readStatusFigures(sources: StatusSources, now: Date, buckets: number[])
   });
 }
 
+type LastRuns = Awaited<ReturnType<typeof readLastRuns>>;
+
+/**
+ * Workers page check-ins as window jobs and record no `checkins` pass, so a stream judged by its
+ * passes looked idle (`never`) on a healthy feed, or stale after one manual `run checkins`. The
+ * window a worker completed last counts as the stream's latest successful run when it is newer.
+ */
+export function withWindowProgress(lastRuns: LastRuns, lastWindow: LastPagedWindow | null): LastRuns {
+  if (lastWindow === null) return lastRuns;
+  const runs = lastRuns.get('checkins');
+  const lastRun = runs?.lastRun ?? null;
+  const out = new Map(lastRuns);
+  const newer = (at: string | null | undefined) => at == null || at < lastWindow.completedAt;
+  out.set('checkins', {
+    lastRun:
+      lastRun === null || (lastRun.status !== 'running' && newer(lastRun.startedAt))
+        ? {
+            startedAt: lastWindow.completedAt,
+            finishedAt: lastWindow.completedAt,
+            status: 'succeeded',
+            rows: lastWindow.rows,
+            requests: lastWindow.pages,
+            error: null,
+            kind: 'window',
+          }
+        : lastRun,
+    lastSuccessAt: newer(runs?.lastSuccessAt) ? lastWindow.completedAt : (runs?.lastSuccessAt ?? null),
+  });
+  return out;
+}
+
 /** Each stream's schedule: its interval, its latest run and success, and when it is next due. */
-function streamStatuses(config: Config, lastRuns: Awaited<ReturnType<typeof readLastRuns>>): StreamStatus[] {
+function streamStatuses(config: Config, lastRuns: LastRuns): StreamStatus[] {
   return STREAM_NAMES.map((stream): StreamStatus => {
     const intervalMs = STREAMS[stream].everyMs(config);
     const runs = lastRuns.get(stream);
@@ -116,7 +150,7 @@ export async function collectStatus(sources: StatusSources): Promise<StatusRepor
     windows,
     queues,
     workers,
-    streams: streamStatuses(config, figures.lastRuns),
+    streams: streamStatuses(config, withWindowProgress(figures.lastRuns, figures.lastWindow)),
     throughput: throughputChart(buckets, figures.hourly),
     failedPasses,
     intents,
@@ -141,16 +175,19 @@ const secondsOrNull = (ms: number | undefined) => (ms === undefined ? null : ms 
 /** The figures behind the /metrics gauges only: cheaper than the whole report, run on every scrape. */
 export async function collectGaugeFigures(sources: StatusSources) {
   const { db, redis, config, clock } = sources;
-  const [checkins, windows, queues, intents, alerts, lastRuns, oauth, schemaDrift] = await Promise.all([
-    readCheckinsProgress(db, clock.now()),
-    readWindows(db),
-    readQueueDepths(redis, config.redisPrefix),
-    readIntents(db),
-    readAlerts(db),
-    readLastRuns(db, STREAM_NAMES),
-    readOAuth(db, config.oauth !== undefined),
-    countSchemaDriftByChange(db),
-  ]);
+  const [checkins, windows, queues, intents, alerts, passRuns, lastWindow, oauth, schemaDrift] =
+    await Promise.all([
+      readCheckinsProgress(db, clock.now()),
+      readWindows(db),
+      readQueueDepths(redis, config.redisPrefix),
+      readIntents(db),
+      readAlerts(db),
+      readLastRuns(db, STREAM_NAMES),
+      readLastPagedWindow(db),
+      readOAuth(db, config.oauth !== undefined),
+      countSchemaDriftByChange(db),
+    ]);
+  const lastRuns = withWindowProgress(passRuns, lastWindow);
   const streams = STREAM_NAMES.map((stream) => ({
     stream,
     intervalSeconds: STREAMS[stream].everyMs(config) / 1000,

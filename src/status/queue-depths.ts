@@ -1,23 +1,11 @@
 import { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
+import { withTimeout } from '../with-timeout.js';
 import { ALL_QUEUES } from '../worker/queues.js';
 import { parseWorkerRecords, splitByFreshness, workersKey } from '../worker/worker-records.js';
 import { QUEUE_STATES, type QueueDepth, type QueuesSummary, type WorkersSummary } from './status-report.js';
 
 const REDIS_TIMEOUT_MS = 2_000;
-
-/** Rejects after `ms`: a Redis client with `maxRetriesPerRequest: null` waits forever while Redis is down. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** PONG within the timeout, or why not. Never waits on a connection that is already down. */
 export async function pingRedis(

@@ -7,7 +7,8 @@ import { allocationFor } from '../streams/stream-budget.js';
 import { MEMBER_KINDS } from '../sync/member-read-plan.js';
 import { countDueMemberRecords } from '../warehouse/record-reads.js';
 import type { DB } from '../warehouse/schema.js';
-import { pingRedis, withTimeout } from './queue-depths.js';
+import { pingRedis } from './queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import type { BudgetSummary } from './status-report.js';
 
 // Reads the BUDGET part of `status` and the status page (docs/rate-limit.md, "One budget"): per stream

@@ -8,20 +8,21 @@ import { workerRow, workersNote } from './workers-view.js';
 import { stripControlCharacters } from '../terminal-text.js';
 
 // The terminal rendering of `status`: a verdict line first, then one compact section per concern.
-// Fits 100 columns; long texts (errors) are cut at the right edge, the JSON has them whole.
+// Fits the terminal's width (100 columns when not a terminal); long texts (errors) are cut at the
+// right edge, the JSON has them whole.
 
 const WIDTH = 100;
 const SPARKS = '▁▂▃▄▅▆▇█';
 
 type Cell = string | number;
 
-/** Aligned columns: numbers right, text left; the last column is cut to fit the width. */
+/** Aligned columns: numbers right, text left; with `width`, lines are cut to fit it (the status view cuts once, at the terminal's width). */
 export function renderTable(
   headers: string[],
   rows: Cell[][],
   options: { width?: number; details?: ReadonlyArray<string | null> } = {},
 ): string[] {
-  const width = options.width ?? WIDTH;
+  const width = options.width ?? Number.POSITIVE_INFINITY;
   const numeric = headers.map(
     (_, col) => rows.length > 0 && rows.every((row) => typeof row[col] === 'number'),
   );
@@ -93,13 +94,14 @@ function withoutControlCharacters<T>(value: T): T {
   return clean(value) as T;
 }
 
-export function renderStatusText(unsafeReport: StatusReport): string {
+export function renderStatusText(unsafeReport: StatusReport, options: { width?: number } = {}): string {
+  const width = options.width ?? WIDTH;
   // Error texts, record ids and reasons come from the partner API and remote servers: an escape
   // sequence in them could rewrite the operator's terminal. Cleaned once, before any layout.
   const report = withoutControlCharacters(unsafeReport);
   const now = new Date(report.generatedAt);
   const out = [
-    ...wrapVerdict(verdictLine(report.verdict)),
+    ...wrapVerdict(verdictLine(report.verdict), width),
     `rewards-etl status at ${formatInstant(report.generatedAt)}`,
     ...checkinFeedSection(report),
     ...streamsSection(report, now),
@@ -117,7 +119,7 @@ export function renderStatusText(unsafeReport: StatusReport): string {
     ...oauthSection(report),
   ];
   const lines = out.join('\n').split('\n');
-  return lines.map((line) => (line.length > WIDTH ? `${line.slice(0, WIDTH - 1)}…` : line)).join('\n') + '\n';
+  return lines.map((line) => (line.length > width ? `${line.slice(0, width - 1)}…` : line)).join('\n') + '\n';
 }
 
 function checkinFeedSection({ checkins, windows }: StatusReport): string[] {
@@ -141,7 +143,7 @@ function streamsSection(report: StatusReport, now: Date): string[] {
         s.stream,
         formatDuration(s.intervalSeconds),
         s.lastRun === null ? 'never' : relativeTime(s.lastRun.startedAt, now),
-        s.lastRun?.status ?? '—',
+        s.lastRun === null ? '—' : s.lastRun.kind === 'window' ? 'window done' : s.lastRun.status,
         s.lastRun?.rows ?? 0,
         s.lastRun?.requests ?? 0,
         s.nextDueAt === null ? '—' : relativeTime(s.nextDueAt, now).replace(/ ago$/, ' overdue'),

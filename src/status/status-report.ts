@@ -131,6 +131,9 @@ export interface RunSummary {
   rows: number;
   requests: number;
   error: string | null;
+  /** `window`: the check-in window a worker completed last (rows and pages of that window), shown
+   * for `checkins` when it is newer than the last pass: workers page windows, not passes. */
+  kind?: 'window';
 }
 
 export interface StreamStatus {

@@ -13,6 +13,14 @@ export interface VerdictThresholds {
 const GRACE_SECONDS = 600;
 
 /**
+ * Streams judged by what they are for rather than by their passes: workers page check-ins as
+ * window jobs and never record a `checkins` pass, so the feed is judged by the watermark's lag and
+ * failed windows (as RewardsEtlCheckinFeedLagging and RewardsEtlCheckinWindowsFailed do), never as
+ * "overdue" or by a manual `run checkins` that failed.
+ */
+const JUDGED_BY_WATERMARK: ReadonlySet<string> = new Set(['checkins']);
+
+/**
  * Normal lag is about CHECKINS_SAFETY_LAG plus one schedule interval (windows end at now minus the
  * safety lag, the watermark moves at each pass); three intervals and ten minutes of grace keep
  * a slow pass from raising the alarm.
@@ -33,6 +41,7 @@ export function assessStatus(report: Omit<StatusReport, 'verdict'>, thresholds: 
   if (report.alerts.retrying > 0)
     problems.push(`${plural(report.alerts.retrying, 'alert')} retrying delivery`);
   for (const stream of report.streams) {
+    if (JUDGED_BY_WATERMARK.has(stream.stream)) continue;
     if (stream.lastRun?.status === 'failed') problems.push(`last ${stream.stream} pass failed`);
   }
   const lag = report.checkins.lagSeconds;
@@ -41,6 +50,7 @@ export function assessStatus(report: Omit<StatusReport, 'verdict'>, thresholds: 
   }
   for (const stream of report.streams) {
     if (stream.nextDueAt === null || stream.lastRun?.status === 'running') continue;
+    if (JUDGED_BY_WATERMARK.has(stream.stream)) continue;
     const lateSeconds = (now - new Date(stream.nextDueAt).getTime()) / 1000;
     if (lateSeconds > thresholds.overdueGraceSeconds + stream.intervalSeconds) {
       problems.push(`${stream.stream} overdue by ${formatDuration(lateSeconds)}`);

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK } from '../api/oauth/token-store.js';
-import { countAlertBacklog } from '../warehouse/alerts.js';
-import { countConnectionsByStatus } from '../warehouse/members.js';
+import { countAlertBacklog } from '../alerts/alert-store.js';
+import { countConnectionsByStatus } from '../warehouse/member-connections.js';
 import type { DB } from '../warehouse/schema.js';
 import { CHECKINS_STREAM, loadCheckinsState } from '../warehouse/sync-windows.js';
 import {
@@ -72,6 +72,28 @@ export async function readWindows(db: Kysely<DB>): Promise<WindowsSummary> {
       nextAttemptAt: iso(row.next_attempt_at),
     })),
   };
+}
+
+/** The check-in window a worker completed last: the feed's progress, as workers page windows, not passes. */
+export interface LastPagedWindow {
+  completedAt: string;
+  rows: number;
+  pages: number;
+}
+
+export async function readLastPagedWindow(db: Kysely<DB>): Promise<LastPagedWindow | null> {
+  // The (stream, status, window_start) index narrows to complete windows; retention bounds them.
+  const row = await db
+    .selectFrom('rewards.sync_windows')
+    .select(['completed_at', 'rows_seen', 'pages'])
+    .where('stream', '=', CHECKINS_STREAM)
+    .where('status', '=', 'complete')
+    .where('completed_at', 'is not', null)
+    .orderBy('completed_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (row?.completed_at == null) return null;
+  return { completedAt: row.completed_at.toISOString(), rows: row.rows_seen, pages: row.pages };
 }
 
 interface RunRow {

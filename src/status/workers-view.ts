@@ -39,7 +39,7 @@ export function workerRow(record: WorkerRecord, now: Date): WorkerRow {
       ? `${named(slow)} (limit ${record.idleTimeoutSeconds} s)`
       : 'taking jobs';
   return {
-    worker: `${record.host}:${record.pid}`,
+    worker: `${record.host}:${record.pid}${record.httpPort === undefined ? '' : ` (http ${record.httpPort})`}`,
     started: relativeTime(record.startedAt, now),
     jobsStarted: record.queues.reduce((sum, queue) => sum + queue.jobsStarted, 0),
     lastJob: relativeTime(lastJob ?? null, now),

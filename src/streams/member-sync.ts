@@ -14,9 +14,9 @@ import {
   upsertMemberships,
   writeMemberProfile,
   writeMemberStatus,
-  type MemberConnection,
   type MemberPiiPolicy,
 } from '../warehouse/members.js';
+import type { MemberConnection } from '../warehouse/member-connections.js';
 import { storableText } from '../records/storable.js';
 import { stripControlCharacters } from '../terminal-text.js';
 import { protectRejectedPayload } from '../sync/member-pii.js';

@@ -1,6 +1,6 @@
 import { OAuthNotAuthorizedError, PartnerApiError, RefreshTokenRevokedError } from '../api/errors.js';
-import { recordNeedsReauthEvent } from '../warehouse/member-events.js';
-import { deliverAlertsSoon } from './alerts.js';
+import { recordNeedsReauthEvent } from '../alerts/raise-needs-reauth.js';
+import { deliverAlertsSoon } from '../alerts/delivery.js';
 import { createMemberApis, type MemberApis } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import {
@@ -18,7 +18,11 @@ import {
   recordReads,
   type ReadOutcome,
 } from '../warehouse/record-reads.js';
-import { recordMemberSync, stalestConnections, type MemberConnection } from '../warehouse/members.js';
+import {
+  recordMemberSync,
+  stalestConnections,
+  type MemberConnection,
+} from '../warehouse/member-connections.js';
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';

@@ -69,7 +69,9 @@ async function runRecordedPass(
     const outcome = await pass({ ...deps, db: lease.db, signal: lease.signal, logger: log }, context);
     await finishSyncRun(lease.db, runId, { ...outcome, finishedAt: clock.now() });
     metrics.passes.inc({ stream, status: outcome.status });
-    log.info(
+    // An idle pass (nothing read, nothing wrong) is the common case: debug, so the work shows at info.
+    const idle = outcome.status === 'succeeded' && outcome.rows === 0;
+    log[idle ? 'debug' : 'info'](
       {
         status: outcome.status,
         rows: outcome.rows,

@@ -101,7 +101,7 @@ export const STREAMS = defineStreams({
     needsOAuth: true,
   }),
   alerts: wholePass({
-    loadPass: async () => withDefaults((await import('./alerts.js')).runAlertsPass),
+    loadPass: async () => withDefaults((await import('../alerts/delivery.js')).runAlertsPass),
     everyMs: (config) => config.schedules.alertsMs,
   }),
   members: wholePass({

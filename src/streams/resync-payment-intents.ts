@@ -13,7 +13,7 @@ import { loadIntentStreamState } from '../warehouse/intent-stream-state.js';
 import { loadStoredIntents, markLookedAt } from '../warehouse/payment-intents.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { storedIntentRefs } from '../warehouse/resync.js';
-import { deliverAlertsSoon } from './alerts.js';
+import { deliverAlertsSoon } from '../alerts/delivery.js';
 import { stopsThePass } from './pass-stop.js';
 import { recordIntentObservation, type ObservationOutcome } from './payment-intents/record-observation.js';
 import { INTENTS_STREAM as STREAM } from './payment-intents/stream-name.js';

@@ -2,7 +2,7 @@ import type { DriftCount } from '../records/schema-drift.js';
 import { protectPii } from '../sync/member-pii.js';
 import { unfenced } from '../leases/fenced-database.js';
 import { recordSchemaDrift } from '../warehouse/schema-drift.js';
-import { deliverAlertsSoon } from './alerts.js';
+import { deliverAlertsSoon } from '../alerts/delivery.js';
 import type { StreamDeps } from './stream.js';
 
 /**

@@ -22,14 +22,18 @@ export function intentEventFor(
   if (decision.alert === true) return enabled.has('payment_intent.paid') ? 'payment_intent.paid' : null;
   const transition = decision.transition;
   if (transition === undefined) return null;
-  const type =
-    transition.to === 'canceled'
-      ? 'payment_intent.canceled'
-      : transition.to === 'refunded'
-        ? 'payment_intent.refunded'
-        : null;
+  const type = EVENT_OF_STATUS[transition.to] ?? null;
   if (type === null || !enabled.has(type)) return null;
   if (transition.from !== null) return type;
   const at = transition.to === 'canceled' ? intent.canceledAt : intent.refundedAt;
   return at instanceof Date && at.getTime() > watchingSince.getTime() ? type : null;
 }
+
+/**
+ * The event a move into each state raises, paid apart (classifyTransition's `alert` decides it):
+ * the one map of states to events, which the list's first-sight routing reads too.
+ */
+export const EVENT_OF_STATUS: Partial<Record<PaymentIntent['status'], AlertEventType>> = {
+  canceled: 'payment_intent.canceled',
+  refunded: 'payment_intent.refunded',
+};

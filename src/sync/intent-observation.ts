@@ -1,6 +1,6 @@
 import type { PaymentIntent, PaymentIntentStatus } from '../records/payment-intent.js';
 import { DEFAULT_ALERT_EVENTS, type AlertEventType } from './alert-events.js';
-import { intentEventFor } from './intent-events.js';
+import { EVENT_OF_STATUS, intentEventFor } from './intent-events.js';
 import { cannotAlertAtFirstSight, classifyTransition } from './intent-transitions.js';
 
 const PAID_ONLY: ReadonlySet<AlertEventType> = new Set(DEFAULT_ALERT_EVENTS);
@@ -67,72 +67,141 @@ export interface StoredIntentView {
 export type ListedIntentRoute =
   /** Unknown, and cannot alert at first sight: inserted from the list form. */
   | { kind: 'insert-from-list' }
-  /** The stored status, shown again: the list fields refreshed, counted as a poll. */
+  /** The stored status, shown again: the list fields refreshed when they moved, counted as a poll. */
   | { kind: 'unchanged' }
   /** Older than what the warehouse holds: nothing. */
   | { kind: 'stale' }
-  /** A payment of an intent whose full form is stored: recorded and alerted from the list form. */
+  /**
+   * A payment (of a pending intent, or first seen paid while watching): recorded and alerted from
+   * the list form, completed with what the warehouse holds. `fullFormMissing`: payer and metadata
+   * are not known yet; the stream reads the full form first only when its budget affords it.
+   */
   | {
       kind: 'record-from-list';
       intent: PaymentIntent;
-      previous: PaymentIntentStatus;
+      previous: PaymentIntentStatus | null;
       decision: IntentObservationDecision;
+      fullFormMissing: boolean;
     }
-  /** A first sight that may alert, or any other change: the full form is fetched by id. */
+  /** A first sight that may raise another event, or any other change: the full form is fetched by id. */
   | { kind: 'fetch'; why: 'first-sight' | 'changed' };
 
+export interface ListRouting {
+  watchingSince: Date;
+  events?: ReadonlySet<AlertEventType> | undefined;
+  /** The payee the list was filtered by: the payee of every intent it shows. */
+  payee?: string | undefined;
+}
+
 /**
- * Sorts one intent of a list page (docs/payment-intents.md, "One pass"): a pending intent now `paid`
- * whose full form the warehouse holds is recorded from the list form at once (paid_at = the list's
- * updated_at: confirming sets paid_at and moves updated_at in one write), with the same decision as
- * any observation; everything else the list cannot settle is fetched by id.
+ * Sorts one intent of a list page (docs/payment-intents.md, "One pass"). A payment never waits for
+ * a by-id read: a pending intent now `paid`, or an unknown one first seen paid after watching began,
+ * is recorded from the list form (paid_at = the list's updated_at: confirming sets paid_at and moves
+ * updated_at in one write), with the same decision as any observation, whether or not the warehouse
+ * holds its full form yet. Everything else the list cannot settle is fetched by id.
  */
 export function routeListedIntent(
   listed: PaymentIntent,
   stored: StoredIntentView | undefined,
-  context: { watchingSince: Date; events?: ReadonlySet<AlertEventType> | undefined },
+  context: ListRouting,
 ): ListedIntentRoute {
-  if (stored === undefined)
-    return mayRaiseAtFirstSight(listed, context)
-      ? { kind: 'fetch', why: 'first-sight' }
-      : { kind: 'insert-from-list' };
+  const decide = { watchingSince: context.watchingSince, events: context.events };
+  if (stored === undefined) {
+    if (!mayRaiseAtFirstSight(listed, context)) return { kind: 'insert-from-list' };
+    // Without updated_at the list cannot date the payment: only the full form's paid_at can.
+    if (listed.status !== 'paid' || listed.updatedAt === undefined)
+      return { kind: 'fetch', why: 'first-sight' };
+    const intent = paidIntentFromList(listed, undefined, context.payee);
+    const decision = decideIntentObservation({ ...decide, intent, previous: null });
+    return { kind: 'record-from-list', intent, previous: null, decision, fullFormMissing: true };
+  }
   if (stored.status === listed.status) return { kind: 'unchanged' };
-  if (listed.status !== 'paid' || stored.status !== 'pending' || !stored.hasFullForm) {
-    const decision = decideIntentObservation({ ...context, intent: listed, previous: stored.status });
+  if (listed.status !== 'paid' || stored.status !== 'pending') {
+    const decision = decideIntentObservation({ ...decide, intent: listed, previous: stored.status });
     return decision.stale ? { kind: 'stale' } : { kind: 'fetch', why: 'changed' };
   }
-  const intent = paidIntentFromList(listed, stored);
-  const decision = decideIntentObservation({ ...context, intent, previous: stored.status });
-  return { kind: 'record-from-list', intent, previous: stored.status, decision };
+  const intent = paidIntentFromList(listed, stored, context.payee);
+  const decision = decideIntentObservation({ ...decide, intent, previous: stored.status });
+  return {
+    kind: 'record-from-list',
+    intent,
+    previous: stored.status,
+    decision,
+    fullFormMissing: !stored.hasFullForm,
+  };
+}
+
+/** What a list look needs from the stored row to tell whether writing it changes anything. */
+export interface StoredListFields {
+  amountValue: string | null;
+  amountCurrency: string | null;
+  description: string | null;
+  createdAt: Date | null;
+  updatedAt: Date | null;
+  /** When the poll schedule next wants a look; null: no longer scheduled. */
+  nextPollAt: Date | null;
+  lastPolledAt: Date | null;
+}
+
+/** A due look that shows nothing new is written at most this often (it advances the poll schedule). */
+export const UNCHANGED_LOOK_WRITE_EVERY_MS = 60_000;
+
+/**
+ * Whether a look that shows the stored status is written: when a field the list form carries moved;
+ * when the poll schedule is due and either ends watching with this look (`stopsWatching`: expired
+ * past the grace, watched too long) or was last written `UNCHANGED_LOOK_WRITE_EVERY_MS` ago. Otherwise
+ * nothing is written: a round re-reads every open intent every few seconds, and rewriting unchanged
+ * rows at that rate would cost Postgres more than the reads (the schedule only decides what rounds
+ * cannot reach, and when watching ends). Pure.
+ */
+export function listLookNeedsWrite(
+  listed: PaymentIntent,
+  stored: StoredListFields,
+  look: { now: Date; stopsWatching: boolean },
+): boolean {
+  const now = look.now.getTime();
+  const due = stored.nextPollAt !== null && stored.nextPollAt.getTime() <= now;
+  if (due && look.stopsWatching) return true;
+  if (
+    due &&
+    (stored.lastPolledAt === null || now - stored.lastPolledAt.getTime() >= UNCHANGED_LOOK_WRITE_EVERY_MS)
+  )
+    return true;
+  return (
+    listed.amount.value !== stored.amountValue ||
+    listed.amount.currency.toLowerCase() !== stored.amountCurrency ||
+    (listed.description !== undefined && listed.description !== stored.description) ||
+    (listed.createdAt !== undefined && listed.createdAt.getTime() !== stored.createdAt?.getTime()) ||
+    (listed.updatedAt !== undefined && listed.updatedAt.getTime() !== stored.updatedAt?.getTime())
+  );
 }
 
 /**
- * Whether a first sight may raise an event, so its full form (which has the state's timestamp) must
- * be read before it is recorded: a payment (as before ALERT_EVENTS), or a cancellation or refund of
- * an enabled type that the list does not show as older than watching.
+ * Whether a first sight may raise an event: a payment (as before ALERT_EVENTS), or a cancellation
+ * or refund of an enabled type that the list does not show as older than watching.
  */
-function mayRaiseAtFirstSight(
-  listed: PaymentIntent,
-  context: { watchingSince: Date; events?: ReadonlySet<AlertEventType> | undefined },
-): boolean {
+function mayRaiseAtFirstSight(listed: PaymentIntent, context: ListRouting): boolean {
   if (listed.status === 'paid') return !cannotAlertAtFirstSight(listed, context.watchingSince);
   const type = EVENT_OF_STATUS[listed.status];
   if (type === undefined || context.events?.has(type) !== true) return false;
   return listed.updatedAt === undefined || listed.updatedAt.getTime() >= context.watchingSince.getTime();
 }
 
-const EVENT_OF_STATUS: Partial<Record<PaymentIntent['status'], AlertEventType>> = {
-  canceled: 'payment_intent.canceled',
-  refunded: 'payment_intent.refunded',
-};
-
-/** The list form of a payment, completed with what the warehouse holds of its full form. */
-function paidIntentFromList(listed: PaymentIntent, stored: StoredIntentView): PaymentIntent {
+/**
+ * The list form of a payment, completed with what the warehouse holds of its full form (payer,
+ * payee, metadata never change after creation); the payee of a filtered list when nothing is stored.
+ */
+function paidIntentFromList(
+  listed: PaymentIntent,
+  stored: StoredIntentView | undefined,
+  payee: string | undefined,
+): PaymentIntent {
+  const payeeId = stored?.payeeAccountBalanceId ?? payee ?? null;
   return {
     ...listed,
     ...(listed.updatedAt === undefined ? {} : { paidAt: listed.updatedAt }),
-    ...(stored.payerAccountBalanceId === null ? {} : { payerAccountBalanceId: stored.payerAccountBalanceId }),
-    ...(stored.payeeAccountBalanceId === null ? {} : { payeeAccountBalanceId: stored.payeeAccountBalanceId }),
-    ...(stored.metadata === null ? {} : { metadata: stored.metadata }),
+    ...(stored?.payerAccountBalanceId == null ? {} : { payerAccountBalanceId: stored.payerAccountBalanceId }),
+    ...(payeeId === null ? {} : { payeeAccountBalanceId: payeeId }),
+    ...(stored?.metadata == null ? {} : { metadata: stored.metadata }),
   };
 }

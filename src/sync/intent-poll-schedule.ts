@@ -1,6 +1,6 @@
 /**
- * When to look at an open payment intent again, and how to spend a pass's request budget between
- * list sweeps and per-id polls. Pure: no clock, no I/O. The cost model is in docs/payment-intents.md.
+ * When to look at an open payment intent again, and what a pass may spend. Pure: no clock, no I/O.
+ * The cost model is in docs/payment-intents.md.
  */
 
 export interface PollSchedulePolicy {
@@ -81,94 +81,12 @@ export function pollBudgetPerPass(input: {
   return Math.max(1, Math.floor(input.rateLimitRps * input.pollShare * (input.passIntervalMs / 1000)));
 }
 
+/** An open intent whose poll is due and that no list round reaches: polled by id. */
 export interface DueIntent {
   id: string;
-  /** Estimated 0-based position in the newest-first intent list (what a sweep has to read past). */
+  /** Estimated 0-based position in the newest-first intent list; MAX_SAFE_INTEGER when no round reaches it. */
   rank: number;
   createdAt: Date | null;
-}
-
-export interface PollPlanInput {
-  /** Open intents whose next poll is due, most overdue first. */
-  due: readonly DueIntent[];
-  /** Rows per list page (as the server last reported it). */
-  pageSize: number;
-  /** Pages the sweep reads anyway (discovery of new intents): at least 1. */
-  minSweepPages: number;
-  /** Requests this pass may spend on sweep pages and per-id polls together. */
-  budget: number;
-}
-
-export interface PollPlan {
-  /** Pages of the newest-first list the sweep is expected to read. */
-  sweepPages: number;
-  /**
-   * Sweep until it has read past this created_at (the oldest due intent it covers); null when the
-   * sweep only does discovery.
-   */
-  sweepCoversCreatedAt: Date | null;
-  /** Due intents the sweep is expected to cover. */
-  coveredIds: string[];
-  /** Due intents to fetch by id, within the budget, most overdue first. */
-  pollIds: string[];
-  /** Due intents left for a later pass because the budget ran out. */
-  deferredIds: string[];
-}
-
-/**
- * Sweep vs per-id polls. Covering the k shallowest due intents with the sweep costs the pages down to
- * the k-th one's rank; every due intent left uncovered costs one request. Chooses the k with the lowest
- * total (ties to the deeper sweep: it also refreshes intents that are not due yet), keeping the sweep
- * within the budget, then spends what is left on per-id polls. The list carries `status`, so a page of
- * `pageSize` intents costs what one per-id poll costs.
- */
-export function planIntentPolling(input: PollPlanInput): PollPlan {
-  const pageSize = Math.max(1, Math.floor(input.pageSize));
-  const minPages = Math.max(1, Math.floor(input.minSweepPages));
-  const budget = Math.max(minPages, Math.floor(input.budget));
-  const byRank = [...input.due].sort((a, b) => a.rank - b.rank);
-  const pagesToCover = (k: number): number => {
-    const deepest = byRank[k - 1];
-    return deepest === undefined
-      ? minPages
-      : Math.max(minPages, Math.floor(Math.max(0, deepest.rank) / pageSize) + 1);
-  };
-
-  let bestK = 0;
-  let bestCost = Number.POSITIVE_INFINITY;
-  for (let k = 0; k <= byRank.length; k++) {
-    const pages = pagesToCover(k);
-    if (pages > budget) break; // ranks are sorted: deeper sweeps only cost more
-    const cost = pages + (byRank.length - k);
-    if (cost <= bestCost) {
-      bestCost = cost;
-      bestK = k;
-    }
-  }
-
-  const sweepPages = pagesToCover(bestK);
-  const covered = new Set(byRank.slice(0, bestK).map((intent) => intent.id));
-  const uncovered = input.due.filter((intent) => !covered.has(intent.id));
-  const remaining = Math.max(0, budget - sweepPages);
-  const deepest = byRank[bestK - 1];
-  return {
-    sweepPages,
-    sweepCoversCreatedAt: deepest === undefined ? null : oldestCreatedAt(byRank.slice(0, bestK)),
-    coveredIds: [...covered],
-    pollIds: uncovered.slice(0, remaining).map((intent) => intent.id),
-    deferredIds: uncovered.slice(remaining).map((intent) => intent.id),
-  };
-}
-
-function oldestCreatedAt(intents: readonly DueIntent[]): Date | null {
-  let oldest: number | null = null;
-  for (const intent of intents) {
-    // An intent without created_at cannot be located by a sweep: cover it by reading everything.
-    if (intent.createdAt === null) return new Date(0);
-    const time = intent.createdAt.getTime();
-    if (oldest === null || time < oldest) oldest = time;
-  }
-  return oldest === null ? null : new Date(oldest);
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -31,22 +31,38 @@ export function tickBudget(pacing: TickPacing): number {
 }
 
 /**
- * When the next tick starts, or null when it would start past the slot. A tick that spent more than
- * its interval's allowance (a sweep that needed many pages) pushes the next one out, so the average
- * stays within the allowance (`budget` over the tick interval; the poll share without one) however
- * many pages a tick needed.
+ * When the next tick starts, or null when it would start past the slot: after the time the allowance
+ * (`budget` over the tick interval; the poll share without one) takes to pay for the requests the
+ * tick spent, so the average stays within it however many pages a tick read; at least `tickEveryMs`
+ * apart, or MIN_ROUND_TICK_GAP_MS while the ticks read a list round.
  */
 export function nextTickStartMs(
   pacing: TickPacing,
-  tick: { passStartedMs: number; tickStartedMs: number; requests: number; budget?: number },
+  tick: {
+    passStartedMs: number;
+    tickStartedMs: number;
+    requests: number;
+    budget?: number;
+    /** The tick read list pages of a round: the next one follows as soon as the allowance has paid for it. */
+    readRound?: boolean;
+  },
 ): number | null {
   const perSecond =
     tick.budget === undefined
       ? pacing.rateLimitRps * pacing.pollShare
       : Math.max(pacing.rateLimitRps * pacing.pollShare, tick.budget / (tickIntervalMs(pacing) / 1000));
-  const next = tick.tickStartedMs + Math.max(pacing.tickEveryMs, (tick.requests / perSecond) * 1000);
+  const floor =
+    tick.readRound === true ? Math.min(pacing.tickEveryMs, MIN_ROUND_TICK_GAP_MS) : pacing.tickEveryMs;
+  const next = tick.tickStartedMs + Math.max(floor, (tick.requests / perSecond) * 1000);
   return next >= tick.passStartedMs + pacing.slotMs ? null : next;
 }
+
+/**
+ * Shortest time between two ticks that read a list round. Rounds follow each other at the
+ * allowance's pace (a round of p pages every p / A seconds: the latency bound), not once per
+ * `tickEveryMs`; this floor only bounds the ticks' own overhead (a handful of queries each).
+ */
+export const MIN_ROUND_TICK_GAP_MS = 200;
 
 /** Whether this tick reads the whole list: the first time, then every `fullSweepEveryMs`. */
 export function fullSweepDue(lastFullSweepAt: Date | null, now: Date, fullSweepEveryMs: number): boolean {
@@ -56,6 +72,34 @@ export function fullSweepDue(lastFullSweepAt: Date | null, now: Date, fullSweepE
 /** How many due open intents a tick looks up to plan with: far more than it can poll by id. */
 export function dueLookupLimit(budget: number): number {
   return Math.max(1_000, budget * 50);
+}
+
+/** Share of the intents' requests kept from the list round for by-id reads of the full form. */
+export const DEFAULT_FULL_FORM_SHARE = 0.1;
+
+/**
+ * The by-id reads a tick keeps from the list round (docs/payment-intents.md, "One pass"): the
+ * credit earned so far (earnFullFormCredit: `share` of every request spent), spent whole when the
+ * tick reserves it. A tick with no full form to read (`demand` false) reserves nothing and carries at
+ * most one read. The round gets the rest of the budget (at least one page). Pure.
+ */
+export function fullFormReserve(
+  credit: number,
+  input: { budget: number; demand: boolean },
+): { reserve: number; pageBudget: number; credit: number } {
+  const budget = Math.max(1, Math.floor(input.budget));
+  const held = Math.max(0, credit);
+  if (!input.demand) return { reserve: 0, pageBudget: budget, credit: Math.min(1, held) };
+  const reserve = Math.min(Math.floor(held), budget - 1);
+  return { reserve, pageBudget: budget - reserve, credit: held - reserve };
+}
+
+/** The credit after a tick that spent `requests`: `share` of them, at most one tick's budget held. */
+export function earnFullFormCredit(
+  credit: number,
+  input: { requests: number; share: number; budget: number },
+): number {
+  return Math.min(Math.max(1, input.budget), credit + Math.max(0, input.requests) * Math.max(0, input.share));
 }
 
 /** A pass's status from its counts: failed when every request failed, partial when some did. */

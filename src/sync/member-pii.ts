@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
-import type { MemberPiiMode } from '../config.js';
+
+/** MEMBER_PII: how the member fields that are personal data land in the warehouse. */
+export type MemberPiiMode = 'store' | 'hash' | 'omit';
 
 /** The member fields that are personal data; MEMBER_PII decides how each lands in the warehouse. */
 export const PII_FIELDS = ['email', 'phone_number', 'birthdate', 'zipcode'] as const;

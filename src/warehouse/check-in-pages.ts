@@ -4,7 +4,7 @@ import type { Window } from '../sync/windows.js';
 import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
-import { heldLeasesQuery } from './leases.js';
+import { heldLeasesQuery, leaseFenceOf } from './leases.js';
 import {
   CHECKINS_STREAM,
   pageCheckpoint,
@@ -12,7 +12,6 @@ import {
   WindowGoneError,
   type PageProgress,
 } from './sync-windows.js';
-import { leasesOf, lostLeaseError, unfenced } from '../leases/fenced-database.js';
 
 /**
  * A check-in commit need not wait for its WAL flush: if Postgres crashes, the last few commits
@@ -51,7 +50,7 @@ export interface CheckInPageCommit {
  *
  * Fenced like every write under a lease (src/leases/fenced-database.ts): the transaction form
  * through the leased database, the one statement with the lease check as its first CTE (rows
- * locked FOR SHARE) and both writes conditional on it. A lost lease writes nothing and throws
+ * locked FOR KEY SHARE: a renewal never waits for it) and both writes conditional on it. A lost lease writes nothing and throws
  * LeaseLostError; a window row that took no checkpoint throws WindowGoneError.
  */
 export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
@@ -78,9 +77,10 @@ export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit)
 }
 
 async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
-  const leases = leasesOf(db);
+  const fence = leaseFenceOf(db);
+  const leases = fence?.leases ?? [];
   // The statement carries its own lease check: run it as it is, not wrapped by the fenced database.
-  const plain = unfenced(db);
+  const plain = fence?.unfenced ?? db;
   const held =
     leases.length === 0
       ? sql<boolean>`true`
@@ -92,7 +92,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   );
   const ctes = [
     ...(leases.length === 0 ? [] : [sql`lease_check as (${heldLeasesQuery(leases)})`]),
-    ...(upsert === null ? [] : [...upsert.ctes, sql`written as (${upsert.upsert})`]),
+    ...(upsert?.ctes ?? []),
     sql`checkpoint as (${checkpoint})`,
   ];
   const { rows } = await sql<{ held: boolean; checkpointed: number }>`
@@ -103,10 +103,8 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
   const result = rows[0];
   if (result?.held !== true) {
     const { rows: heldNow } = await heldLeasesQuery(leases).execute(plain);
-    throw lostLeaseError(
-      leases,
-      heldNow.map((row) => row.name),
-    );
+    const heldNames = heldNow.map((row) => row.name);
+    throw fence?.lostLeaseError(heldNames) ?? new Error('a page commit without a lease lost none');
   }
   if (result.checkpointed !== 1) throw new WindowGoneError(page.window);
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Executor } from './database.js';
 import type { DB } from './schema.js';
+import { CHECKINS_STREAM } from './sync-windows.js';
 
 /** A (day, restaurant, location) group where check_ins_daily and the rows disagree. */
 export interface RollupDifference {
@@ -31,9 +32,52 @@ function fromScratch(from: string, to: string) {
 }
 
 /**
+ * Stores the medians of check_ins_daily's unsettled groups of the UTC days [from, to), each
+ * recomputed once from its rows (migration 0013): the step that follows a completed window, so a
+ * page's write never re-reads its group. Returns the groups settled. Until then the view reads an
+ * unsettled median from the rows, so readers never see a stale value.
+ */
+export async function settleRollupDays(db: Executor, from: string, to: string): Promise<number> {
+  const { rows } = await sql<{ settled: number }>`
+    select rewards.settle_check_ins_daily(${from}::date, ${to}::date) as settled`.execute(db);
+  return rows[0]?.settled ?? 0;
+}
+
+/**
+ * After a check-in window completes: settles the medians of each UTC day it touches once no
+ * window of that day is still to page (pending, running or failed), so a day's groups are read
+ * once when its last window completes (a backfill pays each row about once), and again only
+ * when a later read (the look-back, a re-page) changes them. Returns the groups settled.
+ *
+ * A leased database lets this through unfenced (a select: fenced-database.ts `readsOnly`), and
+ * that is safe: settling stores the value the view already shows, computed from committed rows
+ * under the groups' locks, so a process that lost its lease can only store the same value.
+ */
+export async function settleRollupOfWindow(
+  db: Executor,
+  window: { start: Date; end: Date },
+): Promise<number> {
+  const { rows } = await sql<{ settled: number | null }>`
+    select sum(rewards.settle_check_ins_daily(d.day, d.day + 1))::int as settled
+    from (
+      select day::date as day from generate_series(
+        (${window.start}::timestamptz at time zone 'UTC')::date,
+        ((${window.end}::timestamptz - interval '1 microsecond') at time zone 'UTC')::date,
+        interval '1 day') as day
+    ) d
+    where not exists (
+      select 1 from rewards.sync_windows w
+      where w.stream = ${CHECKINS_STREAM} and w.status <> 'complete'
+        and w.window_start < ((d.day + 1)::timestamp at time zone 'UTC')
+        and w.window_end > (d.day::timestamp at time zone 'UTC'))`.execute(db);
+  return rows[0]?.settled ?? 0;
+}
+
+/**
  * Compares rewards.check_ins_daily with a from-scratch aggregation of the rows for the UTC days
- * [from, to) (YYYY-MM-DD): `verify`'s rollup check. Reads the days' rows through the created_at
- * index (their partitions only) and the rollup's primary key.
+ * [from, to) (YYYY-MM-DD): `verify`'s rollup check, on what readers of the view see (an
+ * unsettled median is the rows' own, so only its counts can differ). Reads the days' rows through the created_at index (their
+ * partitions only) and the rollup's primary key.
  */
 export async function compareRollupWithRows(
   db: Executor,
@@ -58,11 +102,14 @@ export async function compareRollupWithRows(
     select to_char(coalesce(r.day, s.day), 'YYYY-MM-DD') as day,
       coalesce(r.restaurant_id, s.restaurant_id) as restaurant_id,
       coalesce(r.location_id, s.location_id) as location_id,
-      r.check_ins as r_check_ins, r.svc_pay_check_ins as r_pay, r.median_visit_minutes as r_median,
+      r.check_ins as r_check_ins, r.svc_pay_check_ins as r_pay,
+      -- the view's value: an unsettled median is the rows' own (read at query time)
+      case when r.median_settled then r.median_visit_minutes else s.median_visit_minutes end as r_median,
       s.check_ins as s_check_ins, s.svc_pay_check_ins as s_pay, s.median_visit_minutes as s_median
     from rollup r
     full join scratch s on s.day = r.day and s.restaurant_id = r.restaurant_id and s.location_id = r.location_id
-    where (r.check_ins, r.svc_pay_check_ins, r.median_visit_minutes)
+    where (r.check_ins, r.svc_pay_check_ins,
+           case when r.median_settled then r.median_visit_minutes else s.median_visit_minutes end)
       is distinct from (s.check_ins, s.svc_pay_check_ins, s.median_visit_minutes)
     order by 1, 2, 3`.execute(db);
   return rows.map((row) => ({

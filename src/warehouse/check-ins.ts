@@ -21,83 +21,126 @@ export async function upsertCheckInPage(
 ): Promise<{ inserted: number; written: number }> {
   const upsert = checkInUpsert(checkIns, seenAt);
   if (upsert === null) return { inserted: 0, written: 0 };
-  const { rows } = await sql<{ inserted: boolean }>`
+  const { rows } = await sql<{ fresh: number; rewritten: number; held: number }>`
     with ${sql.join(upsert.ctes)}
-    ${upsert.upsert} returning (c.first_seen_at = ${seenAt}) as inserted`.execute(db);
-  return { inserted: rows.filter((row) => row.inserted).length, written: rows.length };
+    select (select count(*) from new_check_ins)::int as fresh,
+      (select count(*) from held_written_check_ins where inserted)::int as rewritten,
+      (select count(*) from held_written_check_ins)::int as held`.execute(db);
+  const row = rows[0] ?? { fresh: 0, rewritten: 0, held: 0 };
+  return { inserted: row.fresh + row.rewritten, written: row.fresh + row.held };
 }
 
 /**
- * The upsert of `upsertCheckInPage` as parts of one statement (null: nothing to write): `ctes`
- * (named, data-modifying ones among them, to place ahead in the statement's WITH) and `upsert`.
- * `onlyIf` is an extra condition on every write (the page statement's lease check).
+ * The upsert of `upsertCheckInPage` as the CTEs of one statement (null: nothing to write), to
+ * place in the statement's WITH; `new_check_ins` and `held_written_check_ins` return a row per row
+ * written. `onlyIf` is an extra condition on every write (the page statement's lease check).
  *
  * check_ins is partitioned by month of created_at and keyed by (id, created_at)
  * (docs/warehouse-scale.md), so the key no longer makes an id unique: rewards.check_in_ids, one
- * row per id with its current created_at, does. One probe of its primary key per row finds an
- * id stored with ANOTHER created_at; that row is moved: deleted from its month and inserted into
- * the new one with its first_seen_at and known ended_at, in this statement, and the directory
- * follows. A stored row seen by a newer read than this one is left alone, and then the new row
- * is not inserted either (the stale-write guard). (Probing every month's index on id instead
- * cost 4× the page's write at 2 million rows: BENCHMARKS.md.)
+ * row per id with its current created_at, does. One probe of its primary key per row splits the
+ * page (docs/check-in-feed.md, "Writing a page"):
+ * - ids the warehouse does not hold (every row of a backfill, and new arrivals): a plain INSERT
+ *   into the directory and into check_ins, no conflict handling (an upsert pays a speculative
+ *   insertion and an arbiter probe per row, and the update and delete triggers' work). Two
+ *   writers of one new id at once (two windows' leases never overlap, so only an id whose
+ *   created_at moved between two windows in flight) make one statement fail on the directory's
+ *   key (nothing of it is written); that window's attempt is retried from its checkpoint, and
+ *   then the id is held and takes the upsert.
+ * - ids it holds: the upsert with the stale-write guard. An id stored with ANOTHER created_at is
+ *   moved: deleted from its month and inserted into the new one with its first_seen_at and known
+ *   ended_at, in this statement, and the directory follows. A stored row seen by a newer read
+ *   than this one is left alone, and then the new row is not inserted either.
  */
 export function checkInUpsert(
   checkIns: readonly CheckIn[],
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
-): { ctes: RawBuilder<unknown>[]; upsert: RawBuilder<unknown> } | null {
+): { ctes: RawBuilder<unknown>[] } | null {
   const unique = [...new Map(checkIns.map((c) => [c.id, c])).values()];
   if (unique.length === 0) return null;
+  const columns = 'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra';
   const ctes = [
-    sql`page_check_ins as (select * from unnest(
-      ${unique.map((c) => c.id)}::uuid[],
-      ${unique.map((c) => c.locationId)}::uuid[],
-      ${unique.map((c) => c.restaurantId)}::uuid[],
-      ${unique.map((c) => c.svcPayEnabled)}::boolean[],
-      ${unique.map((c) => c.createdAt.toISOString())}::timestamptz[],
-      ${unique.map((c) => c.endedAt?.toISOString() ?? null)}::timestamptz[],
-      ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
-    ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra))`,
+    // Timestamps travel as epoch milliseconds (int8): no toISOString per row in Node, no
+    // quoting in the array literal, and Postgres adds an interval instead of parsing a date
+    // (exact: a Date holds whole milliseconds).
+    sql`page_check_ins as (
+      select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled,
+        'epoch'::timestamptz + t.created_ms * interval '1 millisecond' as created_at,
+        'epoch'::timestamptz + t.ended_ms * interval '1 millisecond' as ended_at,
+        t.extra
+      from unnest(
+        ${unique.map((c) => c.id)}::uuid[],
+        ${unique.map((c) => c.locationId)}::uuid[],
+        ${unique.map((c) => c.restaurantId)}::uuid[],
+        ${unique.map((c) => c.svcPayEnabled)}::boolean[],
+        ${unique.map((c) => c.createdAt.getTime())}::int8[],
+        ${unique.map((c) => c.endedAt?.getTime() ?? null)}::int8[],
+        ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
+      ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_ms, ended_ms, extra))`,
+    // Each id looked up in the directory by one probe of its primary key (a scalar subquery, so
+    // the planner cannot turn it into a scan of the whole directory): O(page), at any size.
+    sql`probed_check_ins as (
+      select t.*, (select d.created_at from rewards.check_in_ids d where d.id = t.id) as held_at
+      from page_check_ins t)`,
+    sql`held_check_ins as (select * from probed_check_ins where held_at is not null)`,
+    sql`new_directory_ids as (
+      insert into rewards.check_in_ids (id, created_at)
+      select t.id, t.created_at from probed_check_ins t where t.held_at is null and ${onlyIf})`,
+    sql`new_check_ins as (
+      insert into rewards.check_ins (${sql.raw(columns)}, first_seen_at, last_seen_at)
+      select t.${sql.raw(columns.replaceAll(', ', ', t.'))}, ${seenAt}::timestamptz, ${seenAt}::timestamptz
+      from probed_check_ins t where t.held_at is null and ${onlyIf}
+      returning 1)`,
+    ...heldRowWrites(seenAt, onlyIf, columns),
+  ];
+  return { ctes };
+}
+
+/** checkInUpsert's CTEs for the ids the directory holds: moves, then the guarded upsert. */
+function heldRowWrites(seenAt: Date, onlyIf: RawBuilder<boolean>, columns: string): RawBuilder<unknown>[] {
+  return [
     // Ids stored with another created_at (rare): the rows to move.
     sql`elsewhere_check_ins as (
-      select d.id, d.created_at from rewards.check_in_ids d join page_check_ins t on t.id = d.id
-      where d.created_at <> t.created_at)`,
+      select h.id, h.held_at as created_at, h.created_at as to_created_at from held_check_ins h
+      where h.held_at <> h.created_at)`,
+    // Each join below is gated by `exists (select 1 from elsewhere_check_ins)`, a condition on no
+    // row, which Postgres evaluates once before the join (a one-time filter): a page with no move
+    // (nearly all) never starts them. Without it, a planner with stale statistics (a warehouse
+    // mid-backfill) chose a merge join that sorted a whole partition on every page, whose cost then
+    // grew with the partition (bench/checkins.ts, "busy venue").
     sql`newer_check_ins as (
       select c.id from elsewhere_check_ins e
       join rewards.check_ins c on c.id = e.id and c.created_at = e.created_at
-      where c.last_seen_at > ${seenAt})`,
+      where c.last_seen_at > ${seenAt} and exists (select 1 from elsewhere_check_ins))`,
     sql`moved_check_ins as (
       delete from rewards.check_ins as old using elsewhere_check_ins e
       where old.id = e.id and old.created_at = e.created_at and old.last_seen_at <= ${seenAt} and ${onlyIf}
+        and exists (select 1 from elsewhere_check_ins)
       returning old.id, old.first_seen_at, old.ended_at)`,
-    // New ids and moved ones; an id already at this created_at costs no write.
     sql`directory_check_ins as (
-      insert into rewards.check_in_ids as d (id, created_at)
-      select t.id, t.created_at from page_check_ins t
-      where ${onlyIf}
-        and not exists (select 1 from newer_check_ins n where n.id = t.id)
-        and (not exists (select 1 from rewards.check_in_ids k where k.id = t.id)
-             or exists (select 1 from elsewhere_check_ins e where e.id = t.id))
-      on conflict (id) do update set created_at = excluded.created_at)`,
+      update rewards.check_in_ids as d set created_at = e.to_created_at
+      from elsewhere_check_ins e
+      where d.id = e.id and ${onlyIf} and exists (select 1 from elsewhere_check_ins)
+        and not exists (select 1 from newer_check_ins n where n.id = e.id))`,
+    sql`held_written_check_ins as (
+      insert into rewards.check_ins as c
+        (${sql.raw(columns)}, first_seen_at, last_seen_at)
+      select h.id, h.location_id, h.restaurant_id, h.svc_pay_enabled, h.created_at,
+        coalesce(h.ended_at, m.ended_at), h.extra, coalesce(m.first_seen_at, ${seenAt}), ${seenAt}
+      from held_check_ins h
+      left join moved_check_ins as m on m.id = h.id
+      where ${onlyIf} and not exists (select 1 from newer_check_ins n where n.id = h.id)
+      on conflict (id, created_at) do update set
+        location_id = excluded.location_id,
+        restaurant_id = excluded.restaurant_id,
+        svc_pay_enabled = excluded.svc_pay_enabled,
+        ended_at = coalesce(excluded.ended_at, c.ended_at),
+        extra = excluded.extra,
+        last_seen_at = excluded.last_seen_at,
+        deleted_at = null
+      where c.last_seen_at <= excluded.last_seen_at
+      returning (c.first_seen_at = ${seenAt}) as inserted)`,
   ];
-  const upsert = sql`
-    insert into rewards.check_ins as c
-      (id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra, first_seen_at, last_seen_at)
-    select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled, t.created_at,
-      coalesce(t.ended_at, m.ended_at), t.extra, coalesce(m.first_seen_at, ${seenAt}), ${seenAt}
-    from page_check_ins t
-    left join moved_check_ins as m on m.id = t.id
-    where ${onlyIf} and not exists (select 1 from newer_check_ins n where n.id = t.id)
-    on conflict (id, created_at) do update set
-      location_id = excluded.location_id,
-      restaurant_id = excluded.restaurant_id,
-      svc_pay_enabled = excluded.svc_pay_enabled,
-      ended_at = coalesce(excluded.ended_at, c.ended_at),
-      extra = excluded.extra,
-      last_seen_at = excluded.last_seen_at,
-      deleted_at = null
-    where c.last_seen_at <= excluded.last_seen_at`;
-  return { ctes, upsert };
 }
 
 /**

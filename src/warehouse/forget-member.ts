@@ -27,7 +27,7 @@ export async function forgetMember(db: Kysely<DB>, memberId: string): Promise<Re
       await trx.deleteFrom('rewards.oauth_tokens').where('id', '=', `member:${memberId}`).execute(),
     );
     removed['schema_drift_examples'] = await clearMemberDriftExamples(trx);
-    // member.needs_reauth events name the member (src/warehouse/member-events.ts).
+    // member.needs_reauth events name the member (src/alerts/raise-needs-reauth.ts).
     removed['alerts'] = count(
       await trx
         .deleteFrom('rewards.alerts')

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { ListRound } from '../sync/intent-sweep-plan.js';
 import type { Executor } from './database.js';
 
 // The payment intents stream's state: its row of rewards.sync_state, keyed by the stream's name
@@ -12,6 +13,10 @@ export interface IntentStreamState {
   newestCreatedAt: Date | null;
   /** The page size the server applied on the last sweep. */
   pageSize: number | null;
+  /** The list round in progress (src/sync/intent-sweep-plan.ts); null between rounds. */
+  round: ListRound | null;
+  /** The full round (the whole list) in progress beside it; null between full rounds. */
+  fullRound: ListRound | null;
 }
 
 /**
@@ -41,6 +46,8 @@ export async function loadIntentStreamState(
     lastFullSweepAt: readDate(state['lastFullSweepAt']),
     newestCreatedAt: readDate(state['newestCreatedAt']),
     pageSize: typeof state['pageSize'] === 'number' ? state['pageSize'] : null,
+    round: readRound(state['round']),
+    fullRound: readRound(state['fullRound']),
   };
 }
 
@@ -57,6 +64,8 @@ export async function saveIntentStreamState(
   if (patch.newestCreatedAt !== undefined)
     json['newestCreatedAt'] = patch.newestCreatedAt?.toISOString() ?? null;
   if (patch.pageSize !== undefined) json['pageSize'] = patch.pageSize;
+  if (patch.round !== undefined) json['round'] = roundJson(patch.round);
+  if (patch.fullRound !== undefined) json['fullRound'] = roundJson(patch.fullRound);
   await sql`
     update rewards.sync_state
     set state = state || ${JSON.stringify(json)}::jsonb, updated_at = ${now}::timestamptz
@@ -67,4 +76,33 @@ function readDate(value: unknown): Date | null {
   if (typeof value !== 'string') return null;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function roundJson(round: ListRound | null): Record<string, unknown> | null {
+  if (round === null) return null;
+  return {
+    ...round,
+    startedAt: round.startedAt.toISOString(),
+    newestSeen: round.newestSeen?.toISOString() ?? null,
+    horizonCap: round.horizonCap?.toISOString() ?? null,
+  };
+}
+
+/** A stored round, or null when it is absent or not in the shape this version writes (a new round starts). */
+function readRound(value: unknown): ListRound | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const round = value as Record<string, unknown>;
+  const startedAt = readDate(round['startedAt']);
+  const nextPage = round['nextPage'];
+  if (startedAt === null || typeof nextPage !== 'number' || !Number.isInteger(nextPage) || nextPage < 0)
+    return null;
+  return {
+    nextPage,
+    full: round['full'] === true,
+    startedAt,
+    newestSeen: readDate(round['newestSeen']),
+    horizonCap: readDate(round['horizonCap']),
+    failed: round['failed'] === true,
+    payee: typeof round['payee'] === 'string' ? round['payee'] : null,
+  };
 }

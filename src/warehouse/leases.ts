@@ -1,5 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Executor } from './database.js';
+import type { DB } from './schema.js';
 
 // The rewards.leases table (migration 0007). Every time is Postgres's own now(): the worker's
 // clock never decides whether a lease is held. The fencing token comes from a sequence, so a
@@ -10,6 +11,26 @@ export interface LeaseRef {
   name: string;
   /** int8, as a string (exact). */
   token: string;
+}
+
+/**
+ * How a database fenced by leases (LeasedDatabase, src/leases/fenced-database.ts) shows its fence
+ * to a statement that carries its own lease check (the one-statement page commit of
+ * check-in-pages.ts): its leases, the database under the fencing, and the error a lost lease is.
+ * Declared here, below the leases layer, so the warehouse reads it without importing that layer.
+ */
+export interface LeaseFence {
+  readonly leases: readonly LeaseRef[];
+  readonly unfenced: Kysely<DB>;
+  lostLeaseError(heldNames: readonly string[]): Error;
+}
+
+/** The property a fenced database keeps its LeaseFence under. */
+export const LEASE_FENCE: unique symbol = Symbol('lease fence');
+
+/** `db`'s fence, or undefined when no lease fences it. */
+export function leaseFenceOf(db: Kysely<DB>): LeaseFence | undefined {
+  return (db as Kysely<DB> & { [LEASE_FENCE]?: LeaseFence })[LEASE_FENCE];
 }
 
 const ttl = (ttlMs: number) => sql`${Math.max(1, Math.round(ttlMs))} * interval '1 millisecond'`;
@@ -65,18 +86,20 @@ export async function releaseLease(db: Executor, lease: LeaseRef): Promise<void>
 }
 
 /**
- * The fencing check: the names of `leases` still held by their tokens, each row locked FOR SHARE
- * until the transaction ends. FOR SHARE conflicts with the lock an acquirer's `on conflict do
- * update` and a renewal take, so no other holder can take a lease between this check and the
- * commit of the writes after it: an old holder's writes land before a new holder starts, or
- * not at all. Fewer rows than leases: a lease is lost.
+ * The fencing check: the names of `leases` still held by their tokens, each row locked FOR KEY
+ * SHARE until the transaction ends. `token` is a key column (unique (name, token), migration
+ * 0013), so an acquirer's `on conflict do update` of the token is a key update and waits for this
+ * lock: no other holder can take a lease between this check and the commit of the writes after
+ * it, and an old holder's writes land before a new holder starts, or not at all. A renewal only
+ * moves expires_at (FOR NO KEY UPDATE) and never waits behind a page write. Fewer rows than
+ * leases: a lease is lost.
  */
 export function heldLeasesQuery(leases: readonly LeaseRef[]): RawBuilder<{ name: string }> {
   const pairs = sql.join(leases.map((lease) => sql`(${lease.name}::text, ${lease.token}::bigint)`));
   return sql<{ name: string }>`
     select name from rewards.leases
     where (name, token) in (${pairs}) and expires_at > now()
-    for share`;
+    for key share`;
 }
 
 export interface LeaseHolder {

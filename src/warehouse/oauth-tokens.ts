@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { RefreshedTokens, ReplacedTokens, StoredTokens, TokenStore } from '../api/oauth/token-store.js';
 import type { Executor } from './database.js';
-import { saveConnection } from './members.js';
+import { saveConnection } from './member-connections.js';
 import type { DB } from './schema.js';
 
 // Repository for `rewards.oauth_tokens`, and the TokenStore the OAuth layer is given. Values are

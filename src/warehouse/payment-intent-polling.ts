@@ -5,41 +5,17 @@ import type { Executor } from './database.js';
 // What the payment intents pass reads to plan its polling (docs/payment-intents.md, "One pass").
 
 /**
- * Open intents whose poll is due, most overdue first, each with its estimated position in the
- * newest-first list (what a sweep must read past to see it). Ranks count the warehouse rows of the
- * same payee created at or after the oldest open intent; intents the warehouse has not seen yet sit
- * above them, so a rank is a lower bound and the sweep stops on created_at, not on the rank.
+ * Open intents whose poll is due and that no list round reaches, most overdue first: another
+ * payee's (seen while the list was unfiltered) or without created_at (a newest-first round cannot
+ * place them). These are polled by id; every other open intent is seen by the list rounds.
  */
-export async function findDueOpenIntents(
+export async function findUnreachableDueIntents(
   db: Executor,
   input: { payee: string | undefined; limit: number },
 ): Promise<DueIntent[]> {
   // Due by Postgres's clock: next_poll_at was computed from it too (the pipeline's clock).
-  // Rows first written from an unfiltered list have no payee until their full form arrives.
-  const payeeFilter =
-    input.payee === undefined
-      ? sql`true`
-      : sql`(payee_account_balance_id = ${input.payee}::uuid or payee_account_balance_id is null)`;
-  const { rows } = await sql<{ id: string; rank: string; created_at: Date | null }>`
-    with oldest_open as (
-      select min(created_at) as created_at from rewards.payment_intents
-      where status = 'pending' and next_poll_at is not null and ${payeeFilter}
-    ),
-    ranked as (
-      select id, status, next_poll_at, created_at,
-             row_number() over (order by created_at desc nulls last, id) - 1 as rank
-      from rewards.payment_intents
-      where ${payeeFilter} and created_at >= (select created_at from oldest_open)
-    )
-    select id, rank, created_at from ranked
-    where status = 'pending' and next_poll_at <= now()
-    order by next_poll_at, id
-    limit ${input.limit}`.execute(db);
-  const ranked = rows.map((row) => ({ id: row.id, rank: Number(row.rank), createdAt: row.created_at }));
-  // Open intents a payee-filtered sweep never passes (another payee, seen while the list was
-  // unfiltered) or cannot locate (no created_at): polled by id.
   const payee = input.payee;
-  const unranked = await db
+  const rows = await db
     .selectFrom('rewards.payment_intents')
     .select(['id'])
     .where('status', '=', 'pending')
@@ -58,15 +34,13 @@ export async function findDueOpenIntents(
     .orderBy('next_poll_at')
     .limit(input.limit)
     .execute();
-  return [
-    ...ranked,
-    ...unranked.map((row) => ({ id: row.id, rank: Number.MAX_SAFE_INTEGER, createdAt: null })),
-  ];
+  return rows.map((row) => ({ id: row.id, rank: Number.MAX_SAFE_INTEGER, createdAt: null }));
 }
 
 /**
  * Rows that only the list form has written (no payer, expires_at or metadata yet), for a by-id fetch
- * when a pass has budget left: open ones first, then the least recently looked at.
+ * when a tick has full-form budget left: newest first (the intents whose alerts are likeliest to
+ * come, and payments alerted from the list form, completed soonest), then the least recently looked at.
  */
 export async function findRowsWithoutFullForm(
   db: Executor,
@@ -78,13 +52,25 @@ export async function findRowsWithoutFullForm(
     .select('id')
     .where('payer_account_balance_id', 'is', null)
     .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_poll_at', 'is not', null)]))
-    .orderBy(sql`status = 'pending'`, 'desc')
+    .orderBy(sql`created_at desc nulls last`)
     .orderBy(sql`last_polled_at nulls first`)
     .orderBy('first_seen_at')
     .limit(input.limit);
   if (input.exclude.length > 0) query = query.where('id', 'not in', [...input.exclude]);
   const rows = await query.execute();
   return rows.map((row) => row.id);
+}
+
+/** Whether any row still waits for its full form (findRowsWithoutFullForm would find one). */
+export async function hasRowsWithoutFullForm(db: Executor): Promise<boolean> {
+  const row = await db
+    .selectFrom('rewards.payment_intents')
+    .select('id')
+    .where('payer_account_balance_id', 'is', null)
+    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_poll_at', 'is not', null)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /**

@@ -14,6 +14,11 @@ export interface StoredIntent {
   createdAt: Date | null;
   expiresAt: Date | null;
   updatedAt: Date | null;
+  amountValue: string | null;
+  amountCurrency: string | null;
+  description: string | null;
+  nextPollAt: Date | null;
+  lastPolledAt: Date | null;
   /** Whether the full form was ever written (the list form carries no payer). */
   hasFullForm: boolean;
   /** Fields only the full form carries and that never change after creation. */
@@ -42,6 +47,11 @@ export async function loadStoredIntents(
       'created_at',
       'expires_at',
       'updated_at',
+      'amount_value',
+      'amount_currency',
+      'description',
+      'next_poll_at',
+      'last_polled_at',
       'payer_account_balance_id',
       'payee_account_balance_id',
       'metadata',
@@ -58,6 +68,11 @@ export async function loadStoredIntents(
         createdAt: row.created_at,
         expiresAt: row.expires_at,
         updatedAt: row.updated_at,
+        amountValue: row.amount_value,
+        amountCurrency: row.amount_currency,
+        description: row.description,
+        nextPollAt: row.next_poll_at,
+        lastPolledAt: row.last_polled_at,
         hasFullForm: row.payer_account_balance_id !== null,
         payerAccountBalanceId: row.payer_account_balance_id,
         payeeAccountBalanceId: row.payee_account_balance_id,

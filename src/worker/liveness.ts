@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import type { QueueName } from './queues.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
-import { withTimeout } from '../status/queue-depths.js';
+import { withTimeout } from '../with-timeout.js';
 import { FRESH_WATCH, watchQueue, type QueueWatch } from './idle-watch.js';
 import { FRESH_OUTAGE_WATCH, watchRedisOutage, type OutageWatch } from '../redis/outage-watch.js';
 import { workersKey, type WorkerRecord, type WorkerQueueRecord } from './worker-records.js';
@@ -94,6 +94,8 @@ export interface LivenessOptions {
   tracker: JobTracker;
   idleTimeoutMs: number;
   workerId: string;
+  /** The bound HTTP port, written into the worker record `status` shows. */
+  httpPort?: number;
   logger: Logger;
   /** Called once, when the first queue is found stuck. */
   onStuck: (report: LivenessReport) => void;
@@ -102,6 +104,19 @@ export interface LivenessOptions {
   onRedisUnreachable?: (report: LivenessReport, stalledMs: number) => void;
   intervalMs?: number;
   now?: () => number;
+}
+
+/** What a worker record says about the process itself, unchanged while it runs. */
+function identity(options: LivenessOptions, startedAt: string) {
+  return {
+    id: options.workerId,
+    host: hostname(),
+    pid: process.pid,
+    startedAt,
+    idleTimeoutSeconds: options.idleTimeoutMs / 1000,
+    // HTTP_PORT=0 picks a port: `status` shows which (issue 40).
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
+  };
 }
 
 export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdog {
@@ -117,12 +132,8 @@ export function startLivenessWatchdog(options: LivenessOptions): LivenessWatchdo
   const outage = outageTracker(options);
 
   const record = (): WorkerRecord => ({
-    id: options.workerId,
-    host: hostname(),
-    pid: process.pid,
-    startedAt,
+    ...identity(options, startedAt),
     seenAt: new Date(now()).toISOString(),
-    idleTimeoutSeconds: options.idleTimeoutMs / 1000,
     stuck: stuckQueues.length > 0,
     queues: queueRecords,
   });

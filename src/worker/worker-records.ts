@@ -28,6 +28,8 @@ export interface WorkerRecord {
   /** When the record was last written (the writer's clock). */
   seenAt: string;
   idleTimeoutSeconds: number;
+  /** The port its /healthz, /metrics and status page listen on (HTTP_PORT=0: the one picked). */
+  httpPort?: number;
   /** A queue worker is stuck: the process exits for its supervisor to restart it. */
   stuck: boolean;
   queues: WorkerQueueRecord[];

@@ -41,7 +41,11 @@ export function createQueues(config: Config, connection: RedisClient): Map<Queue
 
 /** One queue, for a command that hands work to the workers (the caller closes it). */
 export function createQueue(config: Config, connection: RedisClient, name: QueueName): Queue {
-  return new Queue(name, { connection, prefix: config.redisPrefix });
+  const queue = new Queue(name, { connection, prefix: config.redisPrefix });
+  // Without a listener BullMQ prints each connection error raw (multi-line, not JSON) on stderr;
+  // the shared client already logs it once as a JSON line (src/redis/connection.ts).
+  queue.on('error', () => undefined);
+  return queue;
 }
 
 /**
@@ -97,6 +101,8 @@ export interface StartWorkerOptions {
    * and exits 1 so the supervisor starts a fresh process.
    */
   onStuck?: (report: LivenessReport) => void;
+  /** The HTTP port the command bound before starting the worker (shown by `status`). */
+  httpPort?: number;
 }
 
 /** What a running worker holds, for stopping it. */
@@ -186,6 +192,7 @@ function watchLiveness(
     tracker,
     idleTimeoutMs: config.worker.idleTimeoutMs,
     workerId,
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     logger,
     onStuck: (report) => {
       logger.error(
@@ -303,7 +310,27 @@ async function runJob(
       return queue;
     },
   };
-  return definition.process(context, payload);
+  const startedAt = Date.now();
+  const result = await definition.process(context, payload);
+  logWindowPaged(context.deps.logger, result, Date.now() - startedAt);
+  return result;
+}
+
+/**
+ * Check-in windows are the workers' main work and record no pass: one line per window paged, at
+ * info (rows, requests, duration); a window skipped (locked, already complete) at debug.
+ */
+export function logWindowPaged(logger: Logger, result: unknown, durationMs: number): void {
+  if (result === null || typeof result !== 'object' || !('window' in result) || !('status' in result)) return;
+  const { window, status, rows, requests } = result as {
+    window: unknown;
+    status: unknown;
+    rows?: unknown;
+    requests?: unknown;
+  };
+  const fields = { window, status, rows: rows ?? 0, requests: requests ?? 0, durationMs };
+  if (status === 'skipped') logger.debug(fields, 'window skipped');
+  else logger.info(fields, 'window paged');
 }
 
 function startQueueWorker(options: {

@@ -253,10 +253,14 @@ describe(`partner-API faults (${sizes.scale})`, () => {
       SVC_API_BASE_URL: sim.baseUrl,
       ...oauthEnv(p.env),
     });
-    expect(status.code, status.stderr).toBe(0);
-    const oauth = (
-      JSON.parse(status.stdout) as { oauth: { needsReauthorization: boolean; lastError: string | null } }
-    ).oauth;
+    // status exits 1 when its verdict is not OK (issue 40), and a revoked token is such a verdict.
+    expect(status.code, status.stderr).toBe(1);
+    const report = JSON.parse(status.stdout) as {
+      oauth: { needsReauthorization: boolean; lastError: string | null };
+      verdict: { problems: string[] };
+    };
+    const oauth = report.oauth;
+    expect(report.verdict.problems).toContain('OAuth refresh token revoked: run `rewards-etl auth`');
     figures.revokedRefreshToken = { passes: failures, tokenEndpointCalls: tokenCalls, oauth };
     expect(failures[0]).toMatch(/RefreshTokenRevoked|revoked|invalid_grant/i);
     expect(failures.slice(1).every((f) => !f.startsWith('succeeded'))).toBe(true);

@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { createDatabase } from '../../src/warehouse/database.js';
 import type { DB } from '../../src/warehouse/schema.js';
 import { ADMIN_URL, databaseUrl } from './postgres.js';
+import { runSuffix } from './test-run.js';
 
 export interface TestDatabase {
   name: string;
@@ -15,7 +16,7 @@ export interface TestDatabase {
 
 /** A fresh, migrated database of its own for one test file (cloned from the run's template). */
 export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
-  const name = `rewards_etl_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  const name = databaseName(label.replace(/[^a-z0-9_]/gi, '_').toLowerCase());
   // Per test run, made by global-setup.ts, so two runs on one machine never share a template.
   await adminQuery(`create database ${name} template ${inject('templateDatabase')}`);
   const url = databaseUrl(name);
@@ -33,12 +34,20 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
 
 /** A database name that does not exist yet, for tests of `migrate` creating it. */
 export function freshDatabaseUrl(label = 'fresh'): { name: string; url: string; drop(): Promise<void> } {
-  const name = `rewards_etl_${label}_${randomBytes(4).toString('hex')}`;
+  const name = databaseName(label);
   return {
     name,
     url: databaseUrl(name),
     drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * `rewards_etl_<label>_<random>_r<run id>`: the run id lets a later run drop what a killed one left
+ * (test/helpers/leftovers.ts). The label is cut so the name stays within Postgres's 63 bytes.
+ */
+function databaseName(label: string): string {
+  return `rewards_etl_${label.slice(0, 28)}_${randomBytes(4).toString('hex')}${runSuffix()}`;
 }
 
 /**

@@ -1,13 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireTool } from './optional-tools.js';
 import { ADMIN_URL } from './postgres.js';
-
-/** Debian's PgBouncer (`.ci/run` installs the package). */
-export const PGBOUNCER = '/usr/sbin/pgbouncer';
 
 export interface PgBouncerOptions {
   /** `transaction` (the default: what Supabase's 6543 and most managed poolers run) or `session`. */
@@ -38,9 +35,8 @@ export interface RunningPgBouncer {
  * process exits first.
  */
 export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<RunningPgBouncer> {
-  if (!existsSync(PGBOUNCER)) {
-    throw new Error(`${PGBOUNCER} is missing: apt-get install pgbouncer (.ci/run does)`);
-  }
+  // Debian's PgBouncer; a test that starts one skips first through missingTools('pgbouncer').
+  const pgbouncer = requireTool('pgbouncer');
   const upstream = new URL(ADMIN_URL);
   const poolMode = options.poolMode ?? 'transaction';
   const poolSize = options.poolSize ?? 4;
@@ -78,7 +74,7 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Ru
       { mode: 0o644 },
     );
     const asRoot = process.getuid?.() === 0;
-    const child = spawn(PGBOUNCER, [...(asRoot ? ['-u', 'nobody'] : []), ini], {
+    const child = spawn(pgbouncer, [...(asRoot ? ['-u', 'nobody'] : []), ini], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';

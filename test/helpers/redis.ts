@@ -3,12 +3,17 @@ import { Redis } from 'ioredis';
 import { createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../../src/redis/delete-keys.js';
 import { redisSettingsFrom, type RedisSettings } from '../../src/redis/settings.js';
+import { currentRunId } from './test-run.js';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A key prefix no other test file uses; BullMQ queues and limiters take it as their prefix. */
+/**
+ * A key prefix no other test file uses; BullMQ queues and limiters take it as their prefix. It
+ * carries the run id (`rtest-r<id>-…`) so a later run can delete what a killed one left.
+ */
 export function testRedisPrefix(label = 'test'): string {
-  return `rtest-${label}-${randomBytes(4).toString('hex')}`;
+  const run = currentRunId();
+  return `rtest-${run === undefined ? '' : `r${run}-`}${label}-${randomBytes(4).toString('hex')}`;
 }
 
 /** The machine's standalone Redis, as the connection factory sees it. */

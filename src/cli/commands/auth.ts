@@ -189,16 +189,45 @@ function authExchangeCommand(context: CliContext): Command {
 function authImportCommand(context: CliContext): Command {
   return new Command('import')
     .description(
-      'store a refresh token (from standard input, else SVC_OAUTH_REFRESH_TOKEN), replacing the stored one',
+      'redeem a refresh token (from standard input, else SVC_OAUTH_REFRESH_TOKEN) at the token endpoint, then store it in place of the stored one; a token the endpoint refuses is not stored',
     )
     .option('--refresh-token <token>', 'deprecated: the refresh token (pipe it on standard input instead)')
     .action(async (options: { refreshToken?: string }) => {
       const config = context.config();
       const oauth = requireOAuth(config, 'auth');
       const refreshToken = await importedRefreshToken(context, options.refreshToken, oauth);
-      await storeTokens(config, oauth, { refreshToken, accessToken: null, accessTokenExpiresAt: null });
+      const issued = await redeemRefreshToken(config, oauth, refreshToken);
+      await storeTokens(config, oauth, {
+        // The endpoint may rotate it: the presented one is then spent.
+        refreshToken: issued.refreshToken ?? refreshToken,
+        accessToken: issued.accessToken,
+        accessTokenExpiresAt: issued.accessTokenExpiresAt,
+      });
       context.stdout.write(
-        'stored the refresh token (encrypted); the next bearer request refreshes the access token\n',
+        `redeemed and stored the refresh token (encrypted); access token valid until ${issued.accessTokenExpiresAt.toISOString()}\n`,
       );
     });
+}
+
+/**
+ * One refresh with the token before it replaces the stored one (as `members import` does): a bogus
+ * or spent token used to be stored, and payment intents stopped at the next refresh (issue 40).
+ */
+async function redeemRefreshToken(config: Config, oauth: OAuthConfig, refreshToken: string) {
+  const { createHttpTransport, transportOptionsFrom } = await import('../../api/http-transport.js');
+  const { createTokenEndpoint, retryAfterRateLimits } = await import('../../api/oauth/token-endpoint.js');
+  const { RefreshTokenRevokedError } = await import('../../api/errors.js');
+  const transport = createHttpTransport(transportOptionsFrom(config.api));
+  try {
+    const endpoint = createTokenEndpoint({ oauth, transport, retryAfterMaxMs: config.api.retryAfterMaxMs });
+    return await retryAfterRateLimits(() => endpoint.refresh(refreshToken));
+  } catch (error) {
+    const cause =
+      error instanceof RefreshTokenRevokedError
+        ? 'the token endpoint rejected it (invalid_grant: revoked, expired, already used, or not a refresh token)'
+        : `the token endpoint could not redeem it: ${(error as Error).message}`;
+    throw new CliExit(ExitCode.failed, `refresh token not stored: ${cause}; the stored token is unchanged`);
+  } finally {
+    await transport.close();
+  }
 }

@@ -5,6 +5,7 @@ import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import { parseInstant } from '../parse-instant.js';
+import { formatEta } from '../terminal.js';
 import { summarizeProgress, type BackfillProgress } from './backfill-progress.js';
 
 export function backfillCommand(context: CliContext): Command {
@@ -142,13 +143,27 @@ async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
   }
 }
 
+/** The bar on a terminal: cli-progress's own ETA printed `NFs` before anything moved; ours says `—`. */
+async function windowsBar(context: CliContext) {
+  const { SingleBar, Presets } = await import('cli-progress');
+  return new SingleBar(
+    {
+      format: 'windows {bar} {value}/{total} | {rows} rows | {rate} rows/s | ETA {eta} | failed {failed}',
+      hideCursor: true,
+      stream: context.stderr,
+      // Redrawn after a log line cleared it, even when nothing changed.
+      forceRedraw: true,
+    },
+    Presets.shades_classic,
+  );
+}
+
 async function waitForRange(
   context: CliContext,
   read: () => Promise<BackfillProgress>,
   /** `finished`: this process's own paging is over (nothing more will move without a worker). */
   hooks: { finished: () => boolean; interrupted: () => void },
 ): Promise<void> {
-  const { SingleBar, Presets } = await import('cli-progress');
   const tty = (context.stdout as NodeJS.WriteStream).isTTY === true;
   const startedAt = Date.now();
   const startRows = (await read()).rows;
@@ -157,26 +172,27 @@ async function waitForRange(
     interrupted = true;
     hooks.interrupted();
   });
-  const bar = tty
-    ? new SingleBar(
-        {
-          format:
-            'windows {bar} {value}/{total} | {rows} rows | {rate} rows/s | ETA {eta_formatted} | failed {failed}',
-          hideCursor: true,
-        },
-        Presets.shades_classic,
-      )
-    : undefined;
+  const bar = tty ? await windowsBar(context) : undefined;
   let lastLog = 0;
+  let startComplete: number | undefined;
+  // Logs print above the bar, not inside its line.
+  const detachBar = bar === undefined ? undefined : context.terminal?.showingBar(() => bar.render());
   try {
     for (;;) {
       const progress = await read();
       const elapsed = (Date.now() - startedAt) / 1000;
       const rate = elapsed > 0 ? (progress.rows - startRows) / elapsed : 0;
+      startComplete ??= progress.complete;
       const payload = {
         rows: progress.rows.toLocaleString('en-US'),
         rate: rate.toFixed(0),
         failed: progress.failed,
+        eta: formatEta({
+          done: progress.complete,
+          total: progress.windows,
+          startDone: startComplete,
+          elapsedMs: elapsed * 1000,
+        }),
       };
       if (bar !== undefined) {
         if (bar.getTotal() !== progress.windows) bar.start(progress.windows, progress.complete, payload);
@@ -197,6 +213,7 @@ async function waitForRange(
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   } finally {
+    detachBar?.();
     bar?.stop();
     detach();
   }

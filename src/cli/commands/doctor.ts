@@ -11,8 +11,16 @@ export function doctorCommand(context: CliContext): Command {
     .action(async (options: { json?: boolean }) => {
       const { checkConfiguration } = await import('../../doctor/run-doctor.js');
       const { renderDoctorText } = await import('../../doctor/doctor-report.js');
+      const { findUnknownSettings } = await import('../../config/unknown-settings.js');
+      const { withSettingWarnings } = await import('../../doctor/setting-warnings.js');
       const checked = checkConfiguration(() => context.config());
-      const report = 'report' in checked ? checked.report : await probeEverything(context);
+      const report = withSettingWarnings(
+        'report' in checked ? checked.report : await probeEverything(context),
+        findUnknownSettings(
+          Object.keys(context.env).filter((name) => context.env[name] !== undefined),
+          context.dotEnvNames,
+        ),
+      );
       context.stdout.write(
         options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorText(report),
       );

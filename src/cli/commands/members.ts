@@ -16,6 +16,8 @@ async function withWarehouse<T>(
   }) => Promise<T>,
 ): Promise<T> {
   const config = context.config();
+  const { waitForServices } = await import('../wait-for-services.js');
+  await waitForServices(config, context.logger(), { postgres: 'DATABASE_URL' });
   const { createDatabase } = await import('../../warehouse/database.js');
   const { requireMigratedWarehouse } = await import('../warehouse-ready.js');
   const db = createDatabase({
@@ -112,11 +114,28 @@ function importMemberCommand(context: CliContext): Command {
         );
       const memberId = await withWarehouse(context, async ({ db, endpoint }) => {
         // Refreshing once tells whose token it is (the access token's sub) and proves it works.
-        const issued = await (await endpoint()).refresh(refreshToken);
+        const issued = await redeemMemberToken(await endpoint(), refreshToken);
         return connectMember(context, db, issued, refreshToken);
       });
       context.stdout.write(`connected member ${memberId}; the members stream syncs them from now on\n`);
     });
+}
+
+/**
+ * The member's token, redeemed once. Its failure names `members import` and `members connect`:
+ * the API errors' advice (`rewards-etl auth …`) is for the app's own token, not a member's.
+ */
+async function redeemMemberToken(endpoint: TokenEndpoint, refreshToken: string): Promise<IssuedTokens> {
+  const { RefreshTokenRevokedError } = await import('../../api/errors.js');
+  try {
+    return await endpoint.refresh(refreshToken);
+  } catch (error) {
+    if (!(error instanceof RefreshTokenRevokedError)) throw error;
+    throw new CliExit(
+      ExitCode.failed,
+      "the token endpoint rejected the member's refresh token (invalid_grant: revoked, expired or already used); nothing was stored: have the member connect again with `rewards-etl members connect`, or import a fresh token with `rewards-etl members import`",
+    );
+  }
 }
 
 function listMembersCommand(context: CliContext): Command {
@@ -124,7 +143,7 @@ function listMembersCommand(context: CliContext): Command {
     .description('connected members: state, scopes, last success and last error')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
-      const { listConnections } = await import('../../warehouse/members.js');
+      const { listConnections } = await import('../../warehouse/member-connections.js');
       const connections = await withWarehouse(context, ({ db }) => listConnections(db));
       if (options.json === true) {
         context.stdout.write(`${JSON.stringify(connections, null, 2)}\n`);

@@ -9,7 +9,9 @@ export function migrateCommand(context: CliContext): Command {
     .action(async () => {
       const { createDatabase } = await import('../../warehouse/database.js');
       const { ensureDatabase, migrateToLatest } = await import('../../warehouse/migrate.js');
+      const { waitForServices } = await import('../wait-for-services.js');
       const config = context.config();
+      await waitForServices(config, context.logger(), { postgres: 'DATABASE_URL' });
       const url = config.databaseUrl.reveal();
       const { created } = await ensureDatabase(url);
       const db = createDatabase({ url, maxConnections: 2 });

@@ -17,7 +17,9 @@ export function planCommand(context: CliContext): Command {
       const { STREAM_NAMES } = await import('../../streams/registry.js');
       const { locationRefreshBudget } = await import('../../streams/locations.js');
       const { renderPlanText } = await import('../../status/render-plan.js');
+      const { waitForServices } = await import('../wait-for-services.js');
       const config = context.config();
+      await waitForServices(config, context.logger(), { postgres: 'DATABASE_URL' });
       const db = createDatabase({
         url: config.databaseUrl.reveal(),
         maxConnections: 2,

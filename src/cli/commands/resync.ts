@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
 import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
+import { formatEta } from '../terminal.js';
 import { stripControlCharacters } from '../../terminal-text.js';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
@@ -175,6 +176,8 @@ async function progressDisplay(context: CliContext): Promise<ProgressDisplay> {
   const { SingleBar, Presets } = await import('cli-progress');
   let bar: InstanceType<typeof SingleBar> | undefined;
   let current: StreamName | undefined;
+  let started = { at: 0, done: 0 };
+  let detachBar: (() => void) | undefined;
   let lastLine = 0;
   let lastWaiting = 0;
   return {
@@ -186,20 +189,29 @@ async function progressDisplay(context: CliContext): Promise<ProgressDisplay> {
         return;
       }
       if (bar === undefined || current !== stream) {
+        detachBar?.();
         bar?.stop();
         current = stream;
-        bar = new SingleBar(
+        started = { at: Date.now(), done };
+        const shown = new SingleBar(
           {
-            format: `${stream.padEnd(16)} {bar} {value}/{total} {unit} | ETA {eta_formatted}`,
+            format: `${stream.padEnd(16)} {bar} {value}/{total} {unit} | ETA {eta}`,
             hideCursor: true,
+            stream: context.stderr,
+            // Redrawn after a log line cleared it, even when nothing changed.
+            forceRedraw: true,
           },
           Presets.shades_classic,
         );
-        bar.start(total, done, { unit });
+        bar = shown;
+        shown.start(total, done, { unit, eta: '—' });
+        // Logs print above the bar, not inside its line.
+        detachBar = context.terminal?.showingBar(() => shown.render());
         return;
       }
+      const eta = formatEta({ done, total, startDone: started.done, elapsedMs: Date.now() - started.at });
       bar.setTotal(total);
-      bar.update(done, { unit });
+      bar.update(done, { unit, eta });
     },
     waiting(stream, reason) {
       if (Date.now() - lastWaiting < 30_000) return;
@@ -207,6 +219,8 @@ async function progressDisplay(context: CliContext): Promise<ProgressDisplay> {
       context.stdout.write(`resync ${stream}: waiting: ${stripControlCharacters(reason)}\n`);
     },
     end() {
+      detachBar?.();
+      detachBar = undefined;
       bar?.stop();
       bar = undefined;
       current = undefined;

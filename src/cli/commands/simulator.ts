@@ -1,17 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { wholeNumberOption } from '../parse-options.js';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { onInterrupt } from '../interrupt.js';
 import type { WorldFlags } from '../../simulator/simulator-flags.js';
 import { DEFAULT_SIMULATOR_PORT } from '../../simulator/default-port.js';
 
-function wholeNumber(name: string) {
-  return (text: string): number => {
-    if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`${name} must be a whole number`);
-    return Number(text);
-  };
-}
+const wholeNumber = wholeNumberOption;
 
 export function simulatorCommand(context: CliContext): Command {
   return new Command('simulator')

@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { CliExit, ExitCode } from '../exit-codes.js';
+import { terminalColumns } from '../terminal.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 
 export function statusCommand(context: CliContext): Command {
@@ -14,8 +16,11 @@ export function statusCommand(context: CliContext): Command {
       const { collectStatus } = await import('../../status/collect-status.js');
       const { renderStatusText } = await import('../../status/render-text.js');
       const { createDatabase } = await import('../../warehouse/database.js');
+      const { waitForServices } = await import('../wait-for-services.js');
       const config = context.config();
       const logger = context.logger();
+      // Redis is optional here: without it the queue depths are reported as unknown.
+      await waitForServices(config, logger, { postgres: 'DATABASE_URL' });
       const db = createDatabase({
         url: config.databaseUrl.reveal(),
         maxConnections: 4,
@@ -28,6 +33,7 @@ export function statusCommand(context: CliContext): Command {
         throw error;
       }
       const { redis } = createOneShotClient(config.redis, logger);
+      let verdict: 'ok' | 'attention' = 'ok';
       try {
         await redis
           .connect()
@@ -38,11 +44,17 @@ export function statusCommand(context: CliContext): Command {
         clock.close();
         const report = await collectStatus({ db, redis, config, clock });
         context.stdout.write(
-          options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report),
+          options.json === true
+            ? `${JSON.stringify(report, null, 2)}\n`
+            : // Error lines cut at the terminal's right edge (100 columns when not a terminal).
+              renderStatusText(report, { width: terminalColumns(context.stdout) }),
         );
+        // Exit 1 on ATTENTION, so `rewards-etl status` serves as a health check (README, docs/contract.md).
+        if (!report.verdict.ok) verdict = 'attention';
       } finally {
         redis.disconnect();
         await db.destroy();
       }
+      if (verdict === 'attention') throw new CliExit(ExitCode.failed, '');
     });
 }

@@ -1,11 +1,12 @@
 import { Command } from 'commander';
-import { requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { requireApiBaseUrl, requireApiKey, type Config } from '../../config.js';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';
 import { onInterrupt } from '../interrupt.js';
+import { secondsOption } from '../parse-options.js';
 import type { Logger } from '../../log.js';
-import type { RunningHttpServer } from '../../http/server.js';
+import type { BoundHttpServer, RunningHttpServer } from '../../http/server.js';
 import type { RunningWorker } from '../../worker/worker.js';
 
 /** A stuck worker's jobs get this long to finish before they are released and the process exits 1. */
@@ -21,30 +22,37 @@ export function workerCommand(context: CliContext): Command {
     .option(
       '--shutdown-deadline <seconds>',
       'how long active jobs may take to finish on SIGTERM before they are released',
-      '30',
+      secondsOption('--shutdown-deadline'),
+      30,
     )
-    .action((options: { shutdownDeadline: string }) => runWorker(context, options));
+    .action((options: { shutdownDeadline: number }) => runWorker(context, options));
 }
 
 /** Starts the worker and its HTTP server, and runs until a signal or a stuck verdict. */
-async function runWorker(context: CliContext, options: { shutdownDeadline: string }): Promise<void> {
+async function runWorker(context: CliContext, options: { shutdownDeadline: number }): Promise<void> {
   const { startWorker } = await import('../../worker/worker.js');
   const { JOB_SET } = await import('../../../jobs/registry.js');
   const config = context.config();
   requireApiBaseUrl(config);
   requireApiKey(config);
   const logger = context.logger();
-  const { createDatabase } = await import('../../warehouse/database.js');
-  const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
-  try {
-    await requireMigratedWarehouse(probe, config.databaseUrl.reveal());
-  } finally {
-    await probe.destroy();
-  }
+  await requireServices(config, logger);
+  const bound = await bindPort(config);
   let onStuck = (): void => undefined;
-  const worker = await startWorker({ config, logger, jobs: JOB_SET, onStuck: () => onStuck() });
-  const { startHttpServer } = await import('../../http/server.js');
-  const http = await startHttpServer({
+  let worker: RunningWorker;
+  try {
+    worker = await startWorker({
+      config,
+      logger,
+      jobs: JOB_SET,
+      onStuck: () => onStuck(),
+      httpPort: bound.port,
+    });
+  } catch (error) {
+    await bound.close();
+    throw error;
+  }
+  const http = bound.serve({
     host: config.httpHost,
     port: config.httpPort,
     db: worker.runtime.db,
@@ -56,7 +64,7 @@ async function runWorker(context: CliContext, options: { shutdownDeadline: strin
     liveness: () => worker.liveness(),
   });
   logger.info({ host: http.host, port: http.port }, `status page on ${http.url}`);
-  const deadline = Number(options.shutdownDeadline) * 1000;
+  const deadline = options.shutdownDeadline * 1000;
   const outcome = await new Promise<'interrupted' | 'stuck'>((resolve) => {
     const detach = onInterrupt((signal) => {
       detach();
@@ -75,6 +83,30 @@ async function runWorker(context: CliContext, options: { shutdownDeadline: strin
       ExitCode.failed,
       'a queue worker was stuck (not taking jobs): exiting so the supervisor starts a fresh worker',
     );
+}
+
+/** Postgres and Redis reachable (within STARTUP_TIMEOUT) and the warehouse migrated. */
+async function requireServices(config: Config, logger: Logger): Promise<void> {
+  const { waitForServices } = await import('../wait-for-services.js');
+  await waitForServices(config, logger, { postgres: 'DATABASE_URL', redis: true });
+  const { createDatabase } = await import('../../warehouse/database.js');
+  const probe = createDatabase({ url: config.databaseUrl.reveal(), maxConnections: 1 });
+  try {
+    await requireMigratedWarehouse(probe, config.databaseUrl.reveal());
+  } finally {
+    await probe.destroy();
+  }
+}
+
+/**
+ * The port before any job: a worker that cannot serve /healthz and /metrics must not take jobs
+ * (issue 40). A taken port exits 1 naming HTTP_PORT.
+ */
+async function bindPort(config: Config): Promise<BoundHttpServer> {
+  const { bindHttpServer, HttpPortError } = await import('../../http/server.js');
+  return bindHttpServer(config.httpHost, config.httpPort).catch((error: unknown) => {
+    throw error instanceof HttpPortError ? new CliExit(ExitCode.failed, error.message) : error;
+  });
 }
 
 async function stopAll(stopping: Promise<void>, http: RunningHttpServer): Promise<void> {

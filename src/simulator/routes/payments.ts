@@ -55,30 +55,68 @@ function parseJsonObject(body: string): Record<string, unknown> | null {
 
 /** Payment intents: any valid bearer token (decision: no scope required); 401 empty otherwise. */
 export function paymentRoutes(ctx: SimContext): Route[] {
-  const { world, credentials, clock } = ctx;
-  const memberExists = (id: string): boolean => findMember(world, id) !== undefined;
+  const authed = authedFor(ctx);
+  return [
+    { method: 'POST', pattern: /^\/payment_intents$/, handler: authed(createIntentFor(ctx)) },
+    {
+      method: 'GET',
+      pattern: /^\/payment_intents$/,
+      handler: authed((request) => listIntents(ctx, request)),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/payment_intents\/([^/]+)$/,
+      handler: authed((_r, [id = '']) =>
+        withIntent(ctx, id, (i) =>
+          jsonResponse(
+            200,
+            malformed(intentFullForm(i, ctx.clock.nowMs()), ctx.faults.malformedIntent(i.id)),
+          ),
+        ),
+      ),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/payment_intents\/([^/]+)\/confirm$/,
+      handler: authed((request, [id = '']) => withIntent(ctx, id, (intent) => confirm(ctx, request, intent))),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/payment_intents\/([^/]+)\/cancel$/,
+      handler: authed((_r, [id = '']) => withIntent(ctx, id, (intent) => cancel(ctx, intent))),
+    },
+  ];
+}
 
-  const authed =
-    (answer: (request: SimRequest, params: string[], memberId: string) => SimResponse) =>
+type AuthedAnswer = (request: SimRequest, params: string[], memberId: string) => SimResponse;
+
+/** A handler that answers only a valid bearer token of a known member, and says it used one. */
+function authedFor(ctx: SimContext) {
+  const { world, credentials } = ctx;
+  const memberExists = (id: string): boolean => findMember(world, id) !== undefined;
+  return (answer: AuthedAnswer) =>
     async (request: SimRequest, params: string[]): Promise<SimResponse> => {
       const auth = await requireBearer(credentials, request, null, memberExists);
       if (!auth.ok) return auth.response;
       return { ...answer(request, params, auth.value.memberId), credential: 'bearer' };
     };
+}
 
-  const withIntent = (id: string, answer: (intent: IntentRecord) => SimResponse): SimResponse => {
-    if (!isUuid(id)) return invalidParameter('id', 'expected a UUID');
-    const intent = world.intents.get(id.toLowerCase());
-    return intent ? answer(intent) : resourceNotFound('payment_intent');
-  };
+function withIntent(ctx: SimContext, id: string, answer: (intent: IntentRecord) => SimResponse): SimResponse {
+  if (!isUuid(id)) return invalidParameter('id', 'expected a UUID');
+  const intent = ctx.world.intents.get(id.toLowerCase());
+  return intent ? answer(intent) : resourceNotFound('payment_intent');
+}
 
-  const transitionError = (error: unknown): SimResponse => {
-    if (error instanceof IntentTransitionError)
-      return envelopeA(400, 'invalid_request_error', error.code, error.message);
-    throw error;
-  };
+function transitionError(error: unknown): SimResponse {
+  if (error instanceof IntentTransitionError)
+    return envelopeA(400, 'invalid_request_error', error.code, error.message);
+  throw error;
+}
 
-  const create = (request: SimRequest, _params: string[], memberId: string): SimResponse => {
+function createIntentFor(ctx: SimContext): AuthedAnswer {
+  const { world, clock } = ctx;
+  return (request, _params, memberId) => {
     const body = parseJsonObject(request.body);
     if (!body) return invalidBody('The request body must be a JSON object.');
     const merchant = body['svc_merchant_id'];
@@ -116,85 +154,63 @@ export function paymentRoutes(ctx: SimContext): Route[] {
       throw error;
     }
   };
+}
 
-  const list = (request: SimRequest): SimResponse => {
-    const payee = parseUuidParam(request.query, 'payee_account_balance_id');
-    if (!payee.ok) return payee.response;
-    const payer = parseUuidParam(request.query, 'payer_account_balance_id');
-    if (!payer.ok) return payer.response;
-    const paging = parsePaging(request.query);
-    if (!paging.ok) return paging.response;
-    const all = world.index.intentsInOrder; // creation order; the list is newest first
-    const everyIntent = payer.value === null && (payee.value === null || payee.value === world.app.wallet.id);
-    // Every intent is payable to the app wallet: the pipeline's usual ask reads one page, not the whole list.
-    const matching = everyIntent
-      ? newestFirstPage(all, paging.value)
-      : all
-          .filter(
-            (i) =>
-              (payee.value === null || i.payeeWalletId === payee.value) &&
-              (payer.value === null || i.payerWalletId === payer.value),
-          )
-          .reverse();
-    const total = everyIntent ? all.length : matching.length;
-    const page = everyIntent ? matching : pageOf(matching, paging.value);
-    const now = clock.nowMs();
-    return jsonResponse(200, {
-      payment_intents: page.map((i) => intentListForm(i, now)),
-      pagination: paginationWrapper(total, paging.value),
-    });
-  };
+function listIntents(ctx: SimContext, request: SimRequest): SimResponse {
+  const { world, clock } = ctx;
+  const payee = parseUuidParam(request.query, 'payee_account_balance_id');
+  if (!payee.ok) return payee.response;
+  const payer = parseUuidParam(request.query, 'payer_account_balance_id');
+  if (!payer.ok) return payer.response;
+  const paging = parsePaging(request.query);
+  if (!paging.ok) return paging.response;
+  const all = world.index.intentsInOrder; // creation order; the list is newest first
+  const everyIntent = payer.value === null && (payee.value === null || payee.value === world.app.wallet.id);
+  // Every intent is payable to the app wallet: the pipeline's usual ask reads one page, not the whole list.
+  const matching = everyIntent
+    ? newestFirstPage(all, paging.value)
+    : all
+        .filter(
+          (i) =>
+            (payee.value === null || i.payeeWalletId === payee.value) &&
+            (payer.value === null || i.payerWalletId === payer.value),
+        )
+        .reverse();
+  const total = everyIntent ? all.length : matching.length;
+  const page = everyIntent ? matching : pageOf(matching, paging.value);
+  const now = clock.nowMs();
+  return jsonResponse(200, {
+    payment_intents: page.map((i) => intentListForm(i, now)),
+    pagination: paginationWrapper(total, paging.value),
+  });
+}
 
-  return [
-    { method: 'POST', pattern: /^\/payment_intents$/, handler: authed(create) },
-    { method: 'GET', pattern: /^\/payment_intents$/, handler: authed(list) },
-    {
-      method: 'GET',
-      pattern: /^\/payment_intents\/([^/]+)$/,
-      handler: authed((_r, [id = '']) =>
-        withIntent(id, (i) =>
-          jsonResponse(200, malformed(intentFullForm(i, clock.nowMs()), ctx.faults.malformedIntent(i.id))),
-        ),
-      ),
-    },
-    {
-      method: 'POST',
-      pattern: /^\/payment_intents\/([^/]+)\/confirm$/,
-      handler: authed((request, [id = '']) =>
-        withIntent(id, (intent) => {
-          const body = parseJsonObject(request.body);
-          const userId = body?.['user_id'];
-          if (typeof userId !== 'string' || !isUuid(userId))
-            return invalidParameter('user_id', 'a UUID is required');
-          const payerOwner = walletOwner(world, intent.payerWalletId);
-          if (payerOwner?.id !== userId.toLowerCase())
-            return invalidParameter('user_id', 'the user does not own the paying wallet');
-          try {
-            return jsonResponse(
-              200,
-              intentActionForm(confirmIntent(world, intent, clock.nowMs()), clock.nowMs(), 'confirm'),
-            );
-          } catch (error) {
-            return transitionError(error);
-          }
-        }),
-      ),
-    },
-    {
-      method: 'POST',
-      pattern: /^\/payment_intents\/([^/]+)\/cancel$/,
-      handler: authed((_r, [id = '']) =>
-        withIntent(id, (intent) => {
-          try {
-            return jsonResponse(
-              200,
-              intentActionForm(cancelIntent(world, intent, clock.nowMs()), clock.nowMs(), 'cancel'),
-            );
-          } catch (error) {
-            return transitionError(error);
-          }
-        }),
-      ),
-    },
-  ];
+function confirm(ctx: SimContext, request: SimRequest, intent: IntentRecord): SimResponse {
+  const { world, clock } = ctx;
+  const body = parseJsonObject(request.body);
+  const userId = body?.['user_id'];
+  if (typeof userId !== 'string' || !isUuid(userId)) return invalidParameter('user_id', 'a UUID is required');
+  const payerOwner = walletOwner(world, intent.payerWalletId);
+  if (payerOwner?.id !== userId.toLowerCase())
+    return invalidParameter('user_id', 'the user does not own the paying wallet');
+  try {
+    return jsonResponse(
+      200,
+      intentActionForm(confirmIntent(world, intent, clock.nowMs()), clock.nowMs(), 'confirm'),
+    );
+  } catch (error) {
+    return transitionError(error);
+  }
+}
+
+function cancel(ctx: SimContext, intent: IntentRecord): SimResponse {
+  const { world, clock } = ctx;
+  try {
+    return jsonResponse(
+      200,
+      intentActionForm(cancelIntent(world, intent, clock.nowMs()), clock.nowMs(), 'cancel'),
+    );
+  } catch (error) {
+    return transitionError(error);
+  }
 }

@@ -2,6 +2,7 @@ import { confirmedDropBefore, nextDropSuspicion } from '../../sync/drop-guard.js
 import type { Window } from '../../sync/windows.js';
 import { relaxCommitDurability } from '../../warehouse/check-in-pages.js';
 import { unseenWindowRows } from '../../warehouse/check-ins.js';
+import { settleRollupOfWindow } from '../../warehouse/check-ins-daily.js';
 import type { Executor } from '../../warehouse/database.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
 import { completeWindow } from '../../warehouse/sync-windows.js';
@@ -35,9 +36,18 @@ export async function completeConsistentWindow(
     }).then(() => ({ deleted, suspected }));
   };
   const confirmedBefore = confirmedDropBefore(state);
-  if (confirmedBefore === null || read.unseen === 0) return complete(deps.db, 0);
-  return deps.db.transaction().execute(async (trx) => {
-    await relaxCommitDurability(trx);
-    return complete(trx, await unseenWindowRows(trx, rangeOf(window), new Date(confirmedBefore), read.now));
-  });
+  const outcome =
+    confirmedBefore === null || read.unseen === 0
+      ? await complete(deps.db, 0)
+      : await deps.db.transaction().execute(async (trx) => {
+          await relaxCommitDurability(trx);
+          return complete(
+            trx,
+            await unseenWindowRows(trx, rangeOf(window), new Date(confirmedBefore), read.now),
+          );
+        });
+  // The pages left check_ins_daily's medians of their groups unsettled (read from the rows until
+  // now): stored once here, when the window's days have no window left to page (migration 0013).
+  await settleRollupOfWindow(deps.db, rangeOf(window));
+  return outcome;
 }

@@ -2,6 +2,7 @@ import { rollupDayRanges } from '../../sync/rollup-days.js';
 import {
   compareRollupWithRows,
   rebuildRollupDays,
+  settleRollupDays,
   type RollupDifference,
 } from '../../warehouse/check-ins-daily.js';
 import type { CheckinsDeps } from './deps.js';
@@ -18,7 +19,7 @@ export interface RollupDaysCheck {
 
 /**
  * `verify`'s rollup check: check_ins_daily against the rows, for the days of the windows that
- * matched the API. With `repair`, the days that differ are rebuilt from the rows.
+ * matched the API, after settling their unsettled medians. With `repair`, the days that differ are rebuilt from the rows.
  */
 export async function verifyRollupDays(
   deps: Pick<CheckinsDeps, 'db'>,
@@ -30,6 +31,9 @@ export async function verifyRollupDays(
   );
   const ranges: RollupDaysCheck[] = [];
   for (const { from, to } of days) {
+    // Medians still unsettled are stored first (their windows are complete), so the comparison
+    // checks the stored values, not only the view's read-time fallback.
+    await settleRollupDays(deps.db, from, to);
     const differences = await compareRollupWithRows(deps.db, from, to);
     const rebuilt =
       differences.length > 0 && options.repair ? await rebuildRollupDays(deps.db, from, to) : null;

@@ -9,11 +9,12 @@ import { loadStoredIntents, markLookedAt, type StoredIntent } from '../../wareho
 import { storeRejections } from '../../warehouse/rejected-records.js';
 import { stopsThePass } from '../pass-stop.js';
 import { noteSchemaDrift } from '../schema-drift.js';
+import { recordFromList } from './list-page.js';
 import { noteObservation } from './note-observation.js';
 import { recordIntentObservation } from './record-observation.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import type { SweepResult } from './sweep.js';
-import type { Fetch, Tick } from './tick-context.js';
+import type { Fetch, RecordFromList, Tick } from './tick-context.js';
 
 export interface FetchesResult {
   deferredChanges: Fetch[];
@@ -31,7 +32,8 @@ export async function fetchFullForms(
     changes: input.sweep.toFetch,
     due: input.due,
     seen: input.sweep.seen,
-    remaining: tick.budget - tick.stats.requests,
+    // Within the full-form room (the share's reserve while the pass ticks), never past the budget.
+    remaining: Math.min(tick.budget - tick.stats.requests, fullFormRoomLeft(tick, input.sweep)),
   });
   const planned: Fetch[] = [...plan.changes, ...plan.duePolls.map((id): Fetch => ({ id, why: 'due' }))];
   const backfill = await findRowsWithoutFullForm(db, {
@@ -43,8 +45,20 @@ export async function fetchFullForms(
     db,
     planned.map((f) => f.id),
   );
+  // A payment whose full-form read did not fit is recorded from the list form now: it never waits.
+  const deferredChanges: Fetch[] = [];
+  for (const fetch of plan.deferredChanges) {
+    if (fetch.fallback === undefined) deferredChanges.push(fetch);
+    else await recordFromList(tick, fetch.fallback, tick.deps.clock.now());
+  }
   const failedFirstSights = await fetchAll(tick, planned, stored);
-  return { deferredChanges: plan.deferredChanges, failedFirstSights, dueLeft: plan.dueLeft };
+  return { deferredChanges, failedFirstSights, dueLeft: plan.dueLeft };
+}
+
+/** The by-id reads left of the tick's full-form room after the sweep queued its payments. */
+function fullFormRoomLeft(tick: Tick, sweep: SweepResult): number {
+  if (tick.settings.slotMs <= 0) return Number.POSITIVE_INFINITY;
+  return Math.max(tick.fullFormRoom, sweep.toFetch.filter((fetch) => fetch.fallback !== undefined).length);
 }
 
 /**
@@ -65,20 +79,32 @@ async function fetchAll(
       const previous = stored.get(fetch.id)?.status ?? null;
       try {
         const recorded = await fetchAndRecord(tick, fetch, stored.get(fetch.id));
-        if (!recorded && previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
+        if (!recorded && fetch.fallback !== undefined) await recordFallback(tick, fetch.fallback);
+        else if (!recorded && previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       } catch (error) {
         if (stopsThePass(error)) {
           stopped ??= error;
           return;
         }
         tick.noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
-        if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
+        if (fetch.fallback !== undefined) await recordFallback(tick, fetch.fallback);
+        else if (previous === null && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
       }
     },
     { concurrency: tick.settings.concurrency },
   );
   if (stopped !== undefined) throw stopped;
   return failedFirstSights;
+}
+
+/** A payment whose full-form read failed: recorded from the list form (a failure here is noted). */
+async function recordFallback(tick: Tick, route: RecordFromList): Promise<void> {
+  try {
+    await recordFromList(tick, route, tick.deps.clock.now());
+  } catch (error) {
+    if (stopsThePass(error)) throw error;
+    tick.noteError(error, { paymentIntentId: route.intent.id, during: 'record from the list form' });
+  }
 }
 
 /**
@@ -128,6 +154,7 @@ async function readFullForm(
 ): Promise<{ intent: PaymentIntent | null; observedAt: Date; gone: boolean }> {
   const { deps, stats, log } = tick;
   stats.requests++;
+  stats.fullFormReads++;
   const result = await deps.api.getPaymentIntent(fetch.id, { priority: 'high', signal: deps.signal });
   const observedAt = deps.clock.now();
   if (result === null) {

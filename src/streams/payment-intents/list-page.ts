@@ -1,6 +1,6 @@
 import type { PaymentIntent } from '../../records/payment-intent.js';
 import { nextPollAt } from '../../sync/intent-poll-schedule.js';
-import { routeListedIntent, type ListedIntentRoute } from '../../sync/intent-observation.js';
+import { listLookNeedsWrite, routeListedIntent } from '../../sync/intent-observation.js';
 import {
   applyUnchangedListObservations,
   insertFirstSightsFromList,
@@ -9,21 +9,20 @@ import {
 } from '../../warehouse/payment-intents.js';
 import { noteObservation } from './note-observation.js';
 import { recordIntentObservation } from './record-observation.js';
-import type { Fetch, Tick } from './tick-context.js';
+import type { Fetch, RecordFromList, Tick } from './tick-context.js';
 
-/** What a list page leaves for the by-id fetches, and the intents the sweep has shown so far. */
+/** What a list page leaves for the by-id fetches, and the intents the round has shown this tick. */
 export interface ListPageOutput {
   seen: Set<string>;
   toFetch: Fetch[];
 }
 
-type RecordFromList = Extract<ListedIntentRoute, { kind: 'record-from-list' }>;
-
 /**
- * Applies one list page as routeListedIntent sorts it: unchanged rows get their list fields refreshed
- * (a poll, for free); a payment whose full form the warehouse holds is recorded and alerted from the
- * list form at once; first sights that cannot alert are inserted from the list form; the rest is
- * queued for a by-id fetch of the full form.
+ * Applies one list page as routeListedIntent sorts it: unchanged rows are written only when a list
+ * field moved or their poll is due (listLookNeedsWrite); a payment is recorded and alerted from the
+ * list form at once (its full form read first only while the tick can afford the read: fullFormRoom);
+ * first sights that cannot alert are inserted from the list form; the rest is queued for a by-id
+ * fetch of the full form.
  */
 export async function applyListPage(
   tick: Tick,
@@ -41,28 +40,50 @@ export async function applyListPage(
   const unchanged: { intent: PaymentIntent; nextPollAt: Date | null }[] = [];
   const firstSights: PaymentIntent[] = [];
   const fromList: RecordFromList[] = [];
-  const routing = { watchingSince: state.watchingSince, events: deps.config.alerts.events };
+  const routing = {
+    watchingSince: state.watchingSince,
+    events: deps.config.alerts.events,
+    payee: tick.payee,
+  };
   for (const listed of fresh) {
     const row = stored.get(listed.id);
     const route = routeListedIntent(listed, row, routing);
     if (route.kind === 'insert-from-list') firstSights.push(listed);
     else if (route.kind === 'fetch')
       output.toFetch.push({ id: listed.id, why: route.why, createdAt: listed.createdAt, listed });
-    else if (route.kind === 'record-from-list') fromList.push(route);
-    else if (route.kind === 'unchanged' && row !== undefined)
-      unchanged.push({ intent: listed, nextPollAt: listPollAt(tick, listed, row, observedAt) });
+    else if (route.kind === 'record-from-list') {
+      if (route.fullFormMissing && output.toFetch.length < tick.fullFormRoom) {
+        output.toFetch.push({
+          id: listed.id,
+          why: route.previous === null ? 'first-sight' : 'changed',
+          createdAt: listed.createdAt,
+          listed,
+          fallback: route,
+        });
+      } else fromList.push(route);
+    } else if (route.kind === 'unchanged' && row !== undefined) {
+      const pollAt = listPollAt(tick, listed, row, observedAt);
+      if (listLookNeedsWrite(listed, row, { now: observedAt, stopsWatching: pollAt === null }))
+        unchanged.push({ intent: listed, nextPollAt: pollAt });
+      else tick.stats.unchangedNotWritten++;
+    }
   }
   await applyUnchangedListObservations(deps.db, unchanged, observedAt);
   await insertFirstSights(tick, firstSights, observedAt);
-  tick.stats.paidSeenInList += fromList.length;
-  for (const { intent, previous, decision } of fromList) {
-    const outcome = await recordIntentObservation(
-      deps.db,
-      { intent, previous, observedAt, watchingSince: state.watchingSince, nextPollAt: null },
-      decision,
-    );
-    noteObservation(tick, intent, { previous, outcome, fromList: true });
-  }
+  for (const route of fromList) await recordFromList(tick, route, observedAt);
+}
+
+/** Records a payment from the list form (the decision routeListedIntent made) and starts its delivery. */
+export async function recordFromList(tick: Tick, route: RecordFromList, observedAt: Date): Promise<void> {
+  const { intent, previous, decision } = route;
+  tick.stats.paidSeenInList++;
+  const outcome = await recordIntentObservation(
+    tick.deps.db,
+    { intent, previous, observedAt, watchingSince: tick.state.watchingSince, nextPollAt: null },
+    decision,
+  );
+  noteObservation(tick, intent, { previous, outcome, fromList: true });
+  if (outcome.written && outcome.alertId !== null && route.fullFormMissing) tick.stats.alertsBeforeFullForm++;
 }
 
 /** The next poll of an intent the list shows unchanged: this look counts as one. */

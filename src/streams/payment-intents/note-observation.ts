@@ -1,5 +1,5 @@
 import type { PaymentIntent, PaymentIntentStatus } from '../../records/payment-intent.js';
-import { deliverAlertsSoon } from '../alerts.js';
+import { deliverAlertsSoon } from '../../alerts/delivery.js';
 import type { ObservationOutcome } from './record-observation.js';
 import type { Tick } from './tick-context.js';
 

@@ -3,6 +3,7 @@ import type { PartnerApi } from '../../api/partner-api.js';
 import { INTENT_PASS_TUNING, type IntentPassTuning } from '../../config.js';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import {
+  DEFAULT_FULL_FORM_SHARE,
   intentPassStatus,
   nextTickStartMs,
   tickBudget,
@@ -12,18 +13,21 @@ import {
 import type { PassOutcome, StreamDeps } from '../stream.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import { addTickStats, emptyTickStats, type IntentPassSettings } from './tick-context.js';
-import { runIntentTick, type TickOutcome } from './tick.js';
+import { runIntentTick, type TickCarry, type TickOutcome } from './tick.js';
 
 /** Overrides of INTENT_PASS_TUNING (the worker passes `slotMs`; tests and the bench the rest). */
 export interface PaymentIntentsPassOptions extends Partial<IntentPassTuning> {
   schedule?: PollSchedulePolicy;
+  /** Share of the requests kept for by-id reads of the full form (DEFAULT_FULL_FORM_SHARE). */
+  fullFormShare?: number;
 }
 
 /**
- * One pass over payment intents: ticks of a list sweep (newest first) that discovers new intents,
- * re-reads the status of every open intent it can afford to pass and raises the paid alert from the
- * list form when the warehouse already holds the rest, then by-id fetches of the full form for what
- * else changed, due open intents the sweep did not reach, and rows only the list form has written.
+ * One pass over payment intents: ticks, each reading the next pages of the list round (newest
+ * first, continued across ticks: every open intent is seen once per round) that discovers new
+ * intents and raises the paid alert from the list form at once, then by-id reads of the full form
+ * within a bounded share: payments first when affordable, other changes, due intents no round
+ * reaches, and rows only the list form has written, newest first.
  * With `slotMs` (the worker), it keeps ticking every `tickEveryMs` while intents are open, paced to
  * stay within `config.intents.pollShare` of the shared rate limit; idle, it is one tick. Alerts are
  * delivered as soon as they commit. Cost model: docs/payment-intents.md.
@@ -33,11 +37,14 @@ export async function runPaymentIntentsPass(
   options: PaymentIntentsPassOptions = {},
 ): Promise<PassOutcome> {
   const { clock, config, signal } = deps;
+  const { fullFormShare, schedule, ...tuning } = options;
   const settings: IntentPassSettings = {
     ...INTENT_PASS_TUNING,
-    ...stripUndefined(options),
-    schedule: options.schedule ?? DEFAULT_POLL_SCHEDULE,
+    ...stripUndefined(tuning),
+    schedule: schedule ?? DEFAULT_POLL_SCHEDULE,
   };
+  // The first tick of a pass may read one full form; then `share` of the requests spent.
+  const carry: TickCarry = { fullFormCredit: 1, fullFormShare: fullFormShare ?? DEFAULT_FULL_FORM_SHARE };
   const pacing: TickPacing = {
     slotMs: settings.slotMs,
     tickEveryMs: settings.tickEveryMs,
@@ -55,6 +62,7 @@ export async function runPaymentIntentsPass(
     last = await runIntentTick(deps, settings, {
       shareBudget: tickBudget(pacing),
       intervalMs: tickIntervalMs(pacing),
+      carry,
     });
     ticks++;
     addTickStats(totals, last.stats);
@@ -64,6 +72,7 @@ export async function runPaymentIntentsPass(
       tickStartedMs,
       requests: last.stats.requests,
       budget: last.budget,
+      readRound: last.readRound,
     });
     if (nextTickMs === null) break;
     const waitMs = nextTickMs - clock.now().getTime();

@@ -4,7 +4,7 @@ import {
   type IntentObservation,
   type IntentObservationDecision,
 } from '../../sync/intent-observation.js';
-import { recordIntentEvent } from '../../warehouse/payment-intent-alerts.js';
+import { recordIntentEvent } from '../../alerts/raise-intent-event.js';
 import { recordIntentTransitions, writeFullFormObservation } from '../../warehouse/payment-intents.js';
 import type { DB } from '../../warehouse/schema.js';
 

@@ -1,12 +1,16 @@
 import type { PartnerApi } from '../../api/partner-api.js';
 import type { IntentPassTuning } from '../../config.js';
 import type { PaymentIntent } from '../../records/payment-intent.js';
+import type { ListedIntentRoute } from '../../sync/intent-observation.js';
 import type { PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import type { IntentStreamState } from '../../warehouse/intent-stream-state.js';
 import type { StreamDeps } from '../stream.js';
 
 /** The pass's tuning (INTENT_PASS_TUNING unless overridden) and poll schedule. */
 export type IntentPassSettings = IntentPassTuning & { schedule: PollSchedulePolicy };
+
+/** A payment the list showed, recorded from the list form (routeListedIntent). */
+export type RecordFromList = Extract<ListedIntentRoute, { kind: 'record-from-list' }>;
 
 /** A by-id fetch of the full form, and why. */
 export interface Fetch {
@@ -15,6 +19,11 @@ export interface Fetch {
   createdAt?: Date | undefined;
   /** The list form that asked for this fetch: what is known if the full form fails validation. */
   listed?: PaymentIntent;
+  /**
+   * A payment read by id first because the budget afforded it: recorded from the list form instead
+   * when the read is deferred or fails, so it never waits for a by-id read.
+   */
+  fallback?: RecordFromList;
 }
 
 /** Counters of one tick, summed over a pass. */
@@ -27,7 +36,17 @@ export interface TickStats {
   /** Payments seen in the list whose alert needs no by-id fetch, and the alerts so raised. */
   paidSeenInList: number;
   alertsFromList: number;
+  /** Alerts raised from the list form before the intent's full form was ever read. */
+  alertsBeforeFullForm: number;
   fetched: number;
+  /** Full forms read (by-id requests), within the full-form share unless the round left budget. */
+  fullFormReads: number;
+  /** List looks that showed nothing new and were not written. */
+  unchangedNotWritten: number;
+  /** List rounds completed (every open intent seen once per round). */
+  rounds: number;
+  /** The ticks' budgets, summed (the intents' allowance over each tick's interval). */
+  allowed: number;
   errors: number;
   rejected: number;
   salvaged: number;
@@ -41,7 +60,12 @@ export const emptyTickStats = (): TickStats => ({
   alerts: 0,
   paidSeenInList: 0,
   alertsFromList: 0,
+  alertsBeforeFullForm: 0,
   fetched: 0,
+  fullFormReads: 0,
+  unchangedNotWritten: 0,
+  rounds: 0,
+  allowed: 0,
   errors: 0,
   rejected: 0,
   salvaged: 0,
@@ -59,6 +83,14 @@ export interface Tick {
   payee: string | undefined;
   startedAt: Date;
   budget: number;
+  /** By-id reads this tick keeps from the list round (the full-form share, carried over ticks). */
+  fullFormReserve: number;
+  /**
+   * By-id reads the tick may make: the reserve while the pass ticks (rounds get the rest); for a pass
+   * of one tick, whatever its part of the round leaves. Payments the list shows are read by id first
+   * only while the reads queued are fewer; past it they are recorded from the list form at once.
+   */
+  fullFormRoom: number;
   stats: TickStats;
   /** The stream's logger (bound to `stream: payment_intents`). */
   log: StreamDeps<PartnerApi>['logger'];

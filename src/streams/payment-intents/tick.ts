@@ -1,62 +1,100 @@
 import type { PartnerApi } from '../../api/partner-api.js';
-import { nextHorizon } from '../../sync/intent-sweep-plan.js';
-import { dueLookupLimit, fullSweepDue } from '../../sync/intent-tick-plan.js';
+import { advanceRound, nextHorizon } from '../../sync/intent-sweep-plan.js';
+import {
+  dueLookupLimit,
+  earnFullFormCredit,
+  fullFormReserve,
+  fullSweepDue as fullSweepDueAt,
+} from '../../sync/intent-tick-plan.js';
 import { currentAppWalletId } from '../../warehouse/balance.js';
-import { loadIntentStreamState, saveIntentStreamState } from '../../warehouse/intent-stream-state.js';
-import { countOpenIntents, findDueOpenIntents } from '../../warehouse/payment-intent-polling.js';
+import {
+  loadIntentStreamState,
+  saveIntentStreamState,
+  type IntentStreamState,
+} from '../../warehouse/intent-stream-state.js';
+import {
+  countOpenIntents,
+  findUnreachableDueIntents,
+  hasRowsWithoutFullForm,
+} from '../../warehouse/payment-intent-polling.js';
 import { pollAgainNow } from '../../warehouse/payment-intents.js';
 import type { StreamDeps } from '../stream.js';
 import { streamAllowance } from '../stream-budget.js';
 import { fetchFullForms, type FetchesResult } from './full-form.js';
 import { INTENTS_STREAM } from './stream-name.js';
-import { sweepIntentList, type SweepResult } from './sweep.js';
+import { sweepIntentList, type RoundRead, type SweepResult } from './sweep.js';
 import { emptyTickStats, type IntentPassSettings, type Tick, type TickStats } from './tick-context.js';
 
 export interface TickOutcome {
   stats: TickStats;
   /** What the tick was allowed to spend (its pacing: the next tick waits until that rate is kept). */
   budget: number;
+  /** Whether it read list pages (a round in progress): the next tick follows at the allowance's pace. */
+  readRound: boolean;
   /** Open intents after the tick: the pass keeps ticking while there are any. */
   open: number;
   lastError: string | undefined;
   details: Record<string, unknown>;
 }
 
+/** What the pass carries from tick to tick. */
+export interface TickCarry {
+  /** The full-form credit (fullFormReserve). */
+  fullFormCredit: number;
+  fullFormShare: number;
+}
+
 /**
- * One tick: the list sweep, then the by-id fetches within what is left of its budget, then the
- * stream state (discovery horizon, full sweep time, server page size) for the next tick. The budget
- * is the intents' allowance of the one budget over `intervalMs` for what is due (at least
- * `shareBudget`, their INTENT_POLL_SHARE, while they have work).
+ * One tick: this tick's part of the list round, then the by-id fetches within what is left of its
+ * budget (the full-form reserve at least), then the stream state (the round, the discovery horizon,
+ * the full round's time, the server page size) for the next tick. The budget is the intents'
+ * allowance of the one budget over `intervalMs` for what is due (at least `shareBudget`, their
+ * INTENT_POLL_SHARE, while they have work).
  */
 export async function runIntentTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  plan: { shareBudget: number; intervalMs: number },
+  plan: { shareBudget: number; intervalMs: number; carry: TickCarry },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
   const payee = await currentAppWalletId(db);
-  const due = await findDueOpenIntents(db, { payee, limit: dueLookupLimit(plan.shareBudget) });
-  // One sweep page at least (discovery), plus one by-id read per due intent.
-  const budget = await intentsAllowance(deps, plan, due.length + 1);
-  const tick = await startTick(deps, settings, budget, payee);
-  const fullSweep = fullSweepDue(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
-  const sweep = await sweepIntentList(tick, { due, fullSweep });
-  const fetches = await fetchFullForms(tick, { due, sweep });
-  await finishTick(tick, { fullSweep, sweep, fetches, finishedAt: clock.now() });
+  const due = await findUnreachableDueIntents(db, { payee, limit: dueLookupLimit(plan.shareBudget) });
   const open = await countOpenIntents(db);
-  deps.metrics.openIntents.set(open);
+  // The list round's pages (one per page of open intents, page 0 discovers) plus one by-id read per
+  // due intent no round reaches.
+  const pagesWanted = Math.max(1, Math.ceil(open / Math.max(1, settings.sweepPageSize)));
+  const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
+  const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
+  const split = fullFormReserve(plan.carry.fullFormCredit, { budget, demand });
+  const tick = await startTick(deps, settings, { budget, reserve: split.reserve }, payee);
+  const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
+  const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
+  const fetches = await fetchFullForms(tick, { due, sweep });
+  await finishTick(tick, { sweep, fetches, finishedAt: clock.now() });
+  plan.carry.fullFormCredit = earnFullFormCredit(split.credit, {
+    requests: tick.stats.requests,
+    share: plan.carry.fullFormShare,
+    budget,
+  });
+  const openAfter = await countOpenIntents(db);
+  deps.metrics.openIntents.set(openAfter);
+  tick.stats.allowed += budget;
   return {
     stats: tick.stats,
     budget,
-    open,
+    readRound: tick.stats.pages > 0,
+    open: openAfter,
     lastError: tick.lastError,
     details: {
       budget,
-      fullSweep,
+      fullFormReserve: split.reserve,
+      roundPage: sweep.open?.nextPage ?? null,
+      roundCompleted: sweep.open?.completed ?? null,
+      fullRoundPage: sweep.full?.nextPage ?? null,
       due: due.length,
       deferredChanges: fetches.deferredChanges.length,
       dueLeft: fetches.dueLeft,
-      open,
+      open: openAfter,
       payeeFilter: tick.payee !== undefined,
     },
   };
@@ -89,7 +127,7 @@ async function intentsAllowance(
 async function startTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  budget: number,
+  spend: { budget: number; reserve: number },
   payee: string | undefined,
 ): Promise<Tick> {
   const { db, clock, logger, signal } = deps;
@@ -101,7 +139,9 @@ async function startTick(
     state: await loadIntentStreamState(db, INTENTS_STREAM, startedAt),
     payee,
     startedAt,
-    budget,
+    budget: spend.budget,
+    fullFormReserve: spend.reserve,
+    fullFormRoom: spend.reserve,
     stats: emptyTickStats(),
     log,
     noteError(error, what) {
@@ -116,12 +156,14 @@ async function startTick(
 }
 
 /**
- * Changes the budget could not fetch this tick are due at once, so the next tick looks first; the
- * horizon never passes a first sight that was not recorded.
+ * Changes the budget could not fetch this tick are due at once; each round continues from where it
+ * stopped. When the open round completes, the discovery horizon moves to the newest intent it read
+ * (never past a first sight that was not recorded); when a full round completes without errors, it
+ * counts as the full sweep (and sets the first horizon).
  */
 async function finishTick(
   tick: Tick,
-  input: { fullSweep: boolean; sweep: SweepResult; fetches: FetchesResult; finishedAt: Date },
+  input: { sweep: SweepResult; fetches: FetchesResult; finishedAt: Date },
 ): Promise<void> {
   const { db } = tick.deps;
   const { sweep, fetches } = input;
@@ -132,15 +174,45 @@ async function finishTick(
   const failedFirstSights = [...fetches.failedFirstSights];
   for (const fetch of fetches.deferredChanges)
     if (fetch.why === 'first-sight' && fetch.createdAt) failedFirstSights.push(fetch.createdAt);
-  const sweptAll = input.fullSweep && sweep.reachedHorizon && tick.stats.errors === 0;
+  const failed = tick.stats.errors > 0;
+  const advance = (read: RoundRead) => advanceRound(read.round, { ...read, failedFirstSights, failed });
+  const horizonOf = (read: RoundRead) => {
+    const cap = read.round.horizonCap;
+    return nextHorizon({
+      newestSeen: newerOf(read.round.newestSeen, read.newestSeen),
+      reachedHorizon: true,
+      failedFirstSights:
+        cap === null ? failedFirstSights : [...failedFirstSights, new Date(cap.getTime() + 1)],
+    });
+  };
+  let patch: Partial<IntentStreamState> = {};
+  if (sweep.open !== null) {
+    const round = advance(sweep.open);
+    patch = { round, ...(round === null ? horizonOf(sweep.open) : {}) };
+    if (round === null) tick.stats.rounds++;
+  }
+  if (sweep.full !== null) {
+    const fullRound = advance(sweep.full);
+    patch = { ...patch, fullRound };
+    if (fullRound === null && !sweep.full.round.failed && !failed)
+      patch = {
+        ...patch,
+        lastFullSweepAt: sweep.full.round.startedAt,
+        ...(tick.state.newestCreatedAt === null && patch.newestCreatedAt === undefined
+          ? horizonOf(sweep.full)
+          : {}),
+      };
+  }
   await saveIntentStreamState(
     db,
     INTENTS_STREAM,
-    {
-      ...(sweep.serverPageSize === null ? {} : { pageSize: sweep.serverPageSize }),
-      ...(sweptAll ? { lastFullSweepAt: tick.startedAt } : {}),
-      ...nextHorizon({ ...sweep, failedFirstSights }),
-    },
+    { ...(sweep.serverPageSize === null ? {} : { pageSize: sweep.serverPageSize }), ...patch },
     input.finishedAt,
   );
+}
+
+function newerOf(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.getTime() >= b.getTime() ? a : b;
 }

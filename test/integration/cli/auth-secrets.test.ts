@@ -65,13 +65,38 @@ describe('auth import and auth exchange take secrets on standard input, not on t
     const row = await readTokens(database.db, DEFAULT_TOKEN_ROW);
     return decryptToken(key, row!.refreshTokenSealed!, REFRESH_TOKEN_AAD(DEFAULT_TOKEN_ROW));
   };
+  /** auth import redeems the token first: what it stores is the token the endpoint gave back. */
+  const redeemed = async (ran: Ran, presented: string) => {
+    expect(ran.stdout).toMatch(
+      /redeemed and stored the refresh token \(encrypted\); access token valid until /,
+    );
+    const stored = await storedRefreshToken();
+    expect(stored).toMatch(/\S/);
+    expect(stored).not.toBe(presented); // the simulator rotates refresh tokens: the presented one is spent
+    const row = await readTokens(database.db, DEFAULT_TOKEN_ROW);
+    expect(row?.accessTokenSealed).toEqual(expect.any(String));
+  };
 
   it('auth import reads the refresh token from standard input', async () => {
     const token = sim.control.credentials.issueRefreshToken();
     const ran = await cli(['auth', 'import'], env, `${token}\n`);
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stderr).not.toContain('deprecated');
-    expect(await storedRefreshToken()).toBe(token);
+    await redeemed(ran, token);
+  });
+
+  it('auth import redeems the token before storing it: a refused token exits 1 and the stored token is kept', async () => {
+    const good = sim.control.credentials.issueRefreshToken();
+    expect((await cli(['auth', 'import'], env, `${good}\n`)).code).toBe(0);
+    const kept = await storedRefreshToken();
+    const ran = await cli(['auth', 'import'], env, 'rt_bogus\n');
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toBe('');
+    expect(ran.stderr).toContain(
+      'rewards-etl: refresh token not stored: the token endpoint rejected it (invalid_grant',
+    );
+    expect(ran.stderr).toContain('the stored token is unchanged');
+    expect(await storedRefreshToken()).toBe(kept);
   });
 
   it('auth import --refresh-token still works, with a deprecation warning', async () => {
@@ -80,14 +105,14 @@ describe('auth import and auth exchange take secrets on standard input, not on t
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stderr).toMatch(/warning: --refresh-token is deprecated/);
     expect(ran.stderr).not.toContain(token);
-    expect(await storedRefreshToken()).toBe(token);
+    await redeemed(ran, token);
   });
 
   it('auth import falls back to SVC_OAUTH_REFRESH_TOKEN, and without either exits 2 naming it', async () => {
     const token = sim.control.credentials.issueRefreshToken();
     const fromEnv = await cli(['auth', 'import'], { ...env, SVC_OAUTH_REFRESH_TOKEN: token }, '');
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
-    expect(await storedRefreshToken()).toBe(token);
+    await redeemed(fromEnv, token);
     const neither = await cli(['auth', 'import'], env, '');
     expect(neither.code).toBe(2);
     expect(neither.stderr).toContain('SVC_OAUTH_REFRESH_TOKEN');

@@ -45,6 +45,14 @@ describe('rewards-etl members', () => {
     expect(ran.stdout + ran.stderr).not.toContain(token);
   });
 
+  it('import of a refused token exits 1 pointing at `members connect` / `members import`, not at `auth`', async () => {
+    const ran = await pool.runCli(['members', 'import'], { env, input: 'rt_bogus\n' });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toContain("rewards-etl: the token endpoint rejected the member's refresh token");
+    expect(ran.stderr).toContain('`rewards-etl members connect`');
+    expect(ran.stderr).not.toContain('rewards-etl auth');
+  });
+
   it('connect prints the authorize URL, then takes the code from standard input and connects the member', async () => {
     const spawned = pool.spawnCli(['members', 'connect'], { env, openStdin: true });
     await waitUntil(() => /\/oauth\/authorize\?/.test(spawned.stdout()));

@@ -137,9 +137,14 @@ describe('Redis over TLS (rediss://)', () => {
 
   it('a certificate it cannot verify is refused: queues reported unreadable, not read in clear', async () => {
     const run = await pool.runCli(['status', '--json'], { env: env(), timeoutMs: 60_000 });
-    expect(run.code, run.stderr).toBe(0);
-    const report = JSON.parse(run.stdout) as { queues: { available: boolean } };
+    // status exits 1 when its verdict is not OK (issue 40): here Redis can't be read.
+    expect(run.code, run.stderr).toBe(1);
+    const report = JSON.parse(run.stdout) as {
+      queues: { available: boolean };
+      verdict: { ok: boolean; problems: string[] };
+    };
     expect(report.queues.available).toBe(false);
+    expect(report.verdict.problems).toContain('Redis unreachable: queue depths unknown');
   });
 });
 

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe as vitestDescribe, expect, it } from 'vitest';
 import { verifyRewardsSignature } from '../../../src/alerts/verify-signature.js';
 import { startSimulator, type RequestLogEntry, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { fakeClockEnv } from '../../helpers/faketime.js';
 import { startPgBouncer, type RunningPgBouncer } from '../../helpers/pgbouncer.js';
+import { missingTools } from '../../helpers/optional-tools.js';
 import { createProcessPool } from '../../helpers/processes.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';
 import { WEBHOOK_SECRET } from '../intents/harness.js';
@@ -14,6 +15,10 @@ import { WEBHOOK_SECRET } from '../intents/harness.js';
 /** How long the receiver takes to answer: a delivery stays in flight that long (as in the issue's reproduction). */
 const RECEIVER_DELAY_MS = 1_500;
 import { cliEnv, HOUR, pollUntil } from '../worker/harness.js';
+
+// The suite is skipped (and named in the run's summary) where Debian's pgbouncer or faketime is missing;
+// under CI=true that fails instead (test/helpers/optional-tools.ts).
+const describe = vitestDescribe.skipIf(missingTools('pgbouncer', 'faketime'));
 
 const RPS = 10;
 const INTENTS = 6;
@@ -164,7 +169,9 @@ describe('two workers, clocks 5 minutes ahead and 5 minutes behind, behind PgBou
     // Both took part: each ran passes (leases and claims decided between them by Postgres's clock).
     for (const worker of [ahead, behind]) {
       expect(
-        worker.logLines().filter((line) => line.msg === 'pass finished').length,
+        // Idle passes log at debug (issue 40): a window paged counts as work taken part in too.
+        worker.logLines().filter((line) => line.msg === 'pass finished' || line.msg === 'window paged')
+          .length,
         worker.label,
       ).toBeGreaterThan(0);
     }

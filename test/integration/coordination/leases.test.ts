@@ -12,7 +12,7 @@ import { startSimulator, type RunningSimulator } from '../../../src/simulator/in
 import { pageWindow } from '../../../src/streams/checkins/page-window.js';
 import { runStreamPass } from '../../../src/streams/passes.js';
 import { commitCheckInPage } from '../../../src/warehouse/check-in-pages.js';
-import { acquireLease, listLeases } from '../../../src/warehouse/leases.js';
+import { acquireLease, listLeases, renewLease } from '../../../src/warehouse/leases.js';
 import type { DB } from '../../../src/warehouse/schema.js';
 import { dueWindows, insertPlannedWindows, loadWindow } from '../../../src/warehouse/sync-windows.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
@@ -75,6 +75,42 @@ describe('leases in Postgres', () => {
     expect(BigInt(second!)).toBeGreaterThan(BigInt(first!));
     const [row] = (await listLeases(t.db)).filter((lease) => lease.name === 'exclusive');
     expect(row).toMatchObject({ holder: 'b', token: second, live: true });
+  });
+
+  it('a renewal never waits behind a write holding the fencing check; a takeover waits until it commits', async () => {
+    const name = 'renew-while-writing';
+    const token = (await acquireLease(t.db, { name, holder: 'a', ttlMs: 60_000 }))!;
+    const leased = fenced(t.db, { name, token });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockHeld = new Promise<void>((resolve) => (locked = resolve));
+    // A write under the lease (its transaction begins with the fencing check), kept open.
+    const writing = leased.transaction().execute(async (trx) => {
+      await trx.insertInto('rewards.sync_runs').values({ stream: 'probe', started_at: new Date() }).execute();
+      locked();
+      await released;
+    });
+    await lockHeld;
+    try {
+      // lock_timeout turns a wait into an error (55P03) rather than a timing.
+      const renewed = await t.db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = '2s'`.execute(trx);
+        return renewLease(trx, { name, token, ttlMs: 60_000 });
+      });
+      expect(renewed).toBe(true);
+      await expire(t.db, name);
+      await expect(
+        t.db.transaction().execute(async (trx) => {
+          await sql`set local lock_timeout = '200ms'`.execute(trx);
+          return acquireLease(trx, { name, holder: 'thief', ttlMs: 60_000 });
+        }),
+      ).rejects.toMatchObject({ code: '55P03' });
+    } finally {
+      release();
+      await writing;
+    }
+    expect(await acquireLease(t.db, { name, holder: 'thief', ttlMs: 60_000 })).not.toBeNull();
   });
 
   it('a write under a lost lease changes nothing and throws LeaseLostError: in a transaction, as a lone statement, and as the one-statement page commit', async () => {

@@ -13,6 +13,7 @@ import { createLogger } from '../../../src/log.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { missingTools } from '../../helpers/optional-tools.js';
 import { startPgBouncer } from '../../helpers/pgbouncer.js';
 import { createTestRedis, testRedisPrefix } from '../../helpers/redis.js';
 
@@ -189,7 +190,9 @@ describe('rewards-etl doctor against the simulator, a real Postgres and Redis', 
     expect(clock.detail).toContain('Postgres is in sync with the API');
   });
 
-  it('through PgBouncer in transaction mode the postgres connection line says so; in session mode it is direct', async () => {
+  it('through PgBouncer in transaction mode the postgres connection line says so; in session mode it is direct', async (context) => {
+    // Skipped (and named in the run's summary) where Debian's pgbouncer is missing; fails under CI=true.
+    if (missingTools('pgbouncer')) return context.skip();
     for (const poolMode of ['transaction', 'session'] as const) {
       const bouncer = await startPgBouncer({ poolMode, poolSize: 4 });
       const url = bouncer.url(database.name);

@@ -7,7 +7,7 @@ import {
   type AlertDeliveryPolicy,
 } from '../../../src/alerts/delivery-policy.js';
 import { fixedClock } from '../../../src/clock.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness } from './harness.js';

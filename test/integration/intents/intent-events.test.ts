@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { verifyRewardsSignature } from '../../../src/alerts/verify-signature.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness } from './harness.js';

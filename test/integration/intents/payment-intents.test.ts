@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, type IntentHarness } from './harness.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { alertRequestHeaders } from '../../../src/alerts/sign-alert.js';
 import { postAlert } from '../../../src/alerts/webhook-sender.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { freePort } from '../../helpers/free-port.js';
@@ -23,6 +23,7 @@ const ENTRY_SOURCES = [
   'src/webhooks.ts',
   'src/alerts/verify-signature.ts',
   'src/alerts/sign-alert.ts',
+  'src/sync/alert-signature-schemes.ts',
   'package.json',
 ];
 

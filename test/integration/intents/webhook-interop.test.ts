@@ -3,7 +3,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { packageVersion } from '../../../src/package-info.js';
-import { runAlertsPass } from '../../../src/streams/alerts.js';
+import { runAlertsPass } from '../../../src/alerts/delivery.js';
 import { runPaymentIntentsPass } from '../../../src/streams/payment-intents/pass.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createIntentHarness, WEBHOOK_SECRET, type IntentHarness, type ReceivedRequest } from './harness.js';

@@ -9,7 +9,7 @@ import { renderStatusText } from '../../../src/status/render-text.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { forgetMember } from '../../../src/warehouse/forget-member.js';
-import { listConnections } from '../../../src/warehouse/members.js';
+import { listConnections } from '../../../src/warehouse/member-connections.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
 import { EVERY_PASS } from './every-pass.js';

@@ -212,7 +212,20 @@ describe('collectStatus on a seeded warehouse', () => {
     }
   });
 
-  it('`status --json` prints the report on stdout, and `status` the text view', async () => {
+  it("status cuts error lines at the terminal's width, not at 100 columns", () => {
+    const long = `HTTP 500 ${'x'.repeat(150)}`;
+    const [first, ...rest] = report.windows.failed;
+    const withLongError: StatusReport = {
+      ...report,
+      windows: { ...report.windows, failed: [{ ...first!, lastError: long }, ...rest] },
+    };
+    expect(renderStatusText(withLongError, { width: 200 })).toContain(long);
+    const narrow = renderStatusText(withLongError);
+    expect(narrow).not.toContain(long);
+    for (const line of narrow.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it('`status --json` prints the report on stdout, and `status` the text view; ATTENTION exits 1', async () => {
     const run = async (args: string[]) => {
       let stdout = '';
       const sink = new Writable({
@@ -227,9 +240,12 @@ describe('collectStatus on a seeded warehouse', () => {
         REDIS_PREFIX: prefix,
         LOG_LEVEL: 'silent',
       };
-      await statusCommand({ ...createCliContext(env), stdout: sink, stderr: sink }).parseAsync(args, {
-        from: 'user',
-      });
+      // The seeded warehouse has failed windows: the verdict is ATTENTION, so status exits 1.
+      await expect(
+        statusCommand({ ...createCliContext(env), stdout: sink, stderr: sink }).parseAsync(args, {
+          from: 'user',
+        }),
+      ).rejects.toMatchObject({ name: 'CliExit', code: 1 });
       return stdout;
     };
     const json = JSON.parse(await run(['--json'])) as StatusReport;

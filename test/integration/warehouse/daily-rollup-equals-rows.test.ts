@@ -7,11 +7,11 @@ import {
   unseenWindowRows,
   upsertCheckInPage,
 } from '../../../src/warehouse/check-ins.js';
-import { compareRollupWithRows } from '../../../src/warehouse/check-ins-daily.js';
+import { compareRollupWithRows, settleRollupDays } from '../../../src/warehouse/check-ins-daily.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { feedCheckIn } from '../../unit/records/fixtures.js';
 
-// check_ins_daily is kept by triggers (migration 0009). Whatever sequence of pages (late
+// check_ins_daily is kept by triggers (migrations 0009, 0013). Whatever sequence of pages (late
 // arrivals, visits that end, stale reads, ids back with another created_at), deletion marks,
 // re-sightings and month partitions created after the fact, it equals the from-scratch
 // aggregation of the live rows.
@@ -80,6 +80,15 @@ const operation = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('create-october' as const) }) },
+  // A completed window's step (migration 0013): the days' unsettled medians are stored.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('settle' as const),
+      day: fc.nat(DAYS.length - 1),
+      days: fc.integer({ min: 1, max: 2 }),
+    }),
+  },
 );
 
 type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
@@ -138,6 +147,9 @@ describe('check_ins_daily is maintained incrementally and equals a from-scratch 
           op.ids.map((i) => IDS[i]!),
           new Date(T0 + tick * 1000),
         );
+      } else if (op.kind === 'settle') {
+        const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+        await settleRollupDays(t.db, iso(DAYS[op.day]!), iso(DAYS[op.day]! + op.days * DAY_MS));
       } else {
         await sql`select rewards.create_check_ins_month('2026-10-01')`.execute(t.db);
       }
@@ -151,6 +163,23 @@ describe('check_ins_daily is maintained incrementally and equals a from-scratch 
         await apply(ops);
         const differences = await compareRollupWithRows(t.db, '2026-10-01', '2026-12-01');
         expect(differences).toEqual([]);
+        // What a reader of the view sees, unsettled medians (read from the rows) included.
+        const { rows: view } = await sql`
+          select day, restaurant_id, location_id, check_ins, svc_pay_check_ins, median_visit_minutes
+          from rewards.check_ins_daily order by 1, 2, 3`.execute(t.db);
+        const { rows: scratch } = await sql`
+          select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
+            count(*)::integer as check_ins, (count(*) filter (where svc_pay_enabled))::integer as svc_pay_check_ins,
+            percentile_cont(0.5) within group (order by extract(epoch from (ended_at - created_at)) / 60.0)
+              filter (where ended_at is not null) as median_visit_minutes
+          from rewards.check_ins where deleted_at is null group by 1, 2, 3 order by 1, 2, 3`.execute(t.db);
+        expect(view).toEqual(scratch);
+        // Settled, the stored medians are the exact ones too.
+        await settleRollupDays(t.db, '2026-10-01', '2026-12-01');
+        const { rows: unsettled } = await sql<{ n: string }>`
+          select count(*) as n from rewards.check_ins_daily_rollup where not median_settled`.execute(t.db);
+        expect(unsettled[0]?.n).toBe('0');
+        expect(await compareRollupWithRows(t.db, '2026-10-01', '2026-12-01')).toEqual([]);
         // An id is stored once, whatever created_at it came back with.
         const { rows } = await sql<{ all: string; ids: string }>`
           select count(*) as all, count(distinct id) as ids from rewards.check_ins`.execute(t.db);

@@ -18,6 +18,12 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
 
   beforeAll(async () => {
     sim = await startSimulator({ seed: 21, checkIns: 20_000, anchor, days: 1 });
+    // The simulator's visits follow the venues' local day (quiet nights and mornings), so at some
+    // hours these windows would hold a page or two: 900 more visits an hour keep every window at
+    // 9 pages or more whatever the time of day.
+    for (let start = startAt.getTime(); start < hour; start += HOUR) {
+      sim.control.checkIns.addLate(900, { from: new Date(start), to: new Date(start + HOUR) });
+    }
   });
 
   afterEach(async () => {

@@ -9,7 +9,9 @@ import type { DecimalString } from '../../../src/records/primitives.js';
 import { ALERT_EVENT_TYPES, type AlertEventType } from '../../../src/sync/alert-events.js';
 import {
   decideIntentObservation,
+  listLookNeedsWrite,
   routeListedIntent,
+  UNCHANGED_LOOK_WRITE_EVERY_MS,
   type StoredIntentView,
 } from '../../../src/sync/intent-observation.js';
 
@@ -138,8 +140,14 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
       'insert-from-list',
     ],
     [
-      'unknown paid, updated after watching began: its full form is fetched',
+      'unknown paid, updated after watching began: recorded and alerted from the list form at once',
       intent('list', 'paid', { updatedAt: AFTER }),
+      undefined,
+      'record-from-list',
+    ],
+    [
+      'unknown paid without updated_at: its full form is fetched (only paid_at can date the payment)',
+      intent('list', 'paid'),
       undefined,
       'fetch',
     ],
@@ -164,10 +172,10 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
     ['the stored status again: unchanged', intent('list', 'pending'), stored('pending'), 'unchanged'],
     ['older than the stored status: stale', intent('list', 'pending'), stored('paid'), 'stale'],
     [
-      'paid, but the full form was never stored: fetched',
+      'paid, but the full form was never stored: recorded from the list all the same (no by-id wait)',
       intent('list', 'paid', { updatedAt: AFTER }),
       stored('pending', false),
-      'fetch',
+      'record-from-list',
     ],
     [
       'canceled: fetched (its body needs canceled_at)',
@@ -207,8 +215,28 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
     });
   });
 
+  it('a payment whose full form was never read: payer and metadata unknown, the payee of the filtered list, marked fullFormMissing', () => {
+    const listed = intent('list', 'paid', { updatedAt: AFTER });
+    const unknown = routeListedIntent(listed, undefined, { watchingSince: WATCHING, payee: PAYEE });
+    expect(unknown).toMatchObject({
+      kind: 'record-from-list',
+      previous: null,
+      fullFormMissing: true,
+      intent: { status: 'paid', paidAt: AFTER, payeeAccountBalanceId: PAYEE },
+      decision: { transition: { from: null, to: 'paid' }, event: 'payment_intent.paid' },
+    });
+    if (unknown.kind !== 'record-from-list') throw new Error('unreachable');
+    expect(unknown.intent.payerAccountBalanceId).toBeUndefined();
+    expect(unknown.intent.metadata).toBeUndefined();
+    expect(route(listed, stored('pending'))).toMatchObject({ fullFormMissing: false });
+    expect(route(listed, stored('pending', false))).toMatchObject({
+      fullFormMissing: true,
+      previous: 'pending',
+    });
+  });
+
   it('first sights and changes are fetched for the reason the pass logs', () => {
-    expect(route(intent('list', 'paid', { updatedAt: AFTER }), undefined)).toEqual({
+    expect(route(intent('list', 'canceled', { updatedAt: AFTER }), undefined)).toEqual({
       kind: 'fetch',
       why: 'first-sight',
     });
@@ -250,7 +278,7 @@ function replay(observations: readonly Observed[], events: ReadonlySet<AlertEven
       if (route.kind !== 'record-from-list') continue;
       if (route.decision.event !== null) raised.push(route.decision.event);
       seenPaid ||= route.intent.status === 'paid';
-      apply(route.intent.status, true);
+      apply(route.intent.status, !route.fullFormMissing);
       continue;
     }
     const decision = decideIntentObservation({
@@ -300,4 +328,45 @@ describe('exactly once, whatever the sequence of observed states', () => {
       ]);
     },
   );
+});
+
+describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
+  const NOW = new Date('2026-11-01T14:00:00Z');
+  const ago = (ms: number) => new Date(NOW.getTime() - ms);
+  const listed = intent('list', 'pending', { description: 'coffee', createdAt: BEFORE, updatedAt: AFTER });
+  const row = {
+    amountValue: '1000',
+    amountCurrency: 'usd',
+    description: 'coffee',
+    createdAt: BEFORE,
+    updatedAt: AFTER,
+    nextPollAt: new Date(NOW.getTime() + 60_000),
+    lastPolledAt: ago(5_000),
+  };
+  const look = { now: NOW, stopsWatching: false };
+  it('the same fields, poll not due: nothing written', () => {
+    expect(listLookNeedsWrite(listed, row, look)).toBe(false);
+    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: null }, look)).toBe(false);
+  });
+  it('due, written a moment ago: nothing written (a round looks every few seconds)', () => {
+    expect(listLookNeedsWrite(listed, { ...row, nextPollAt: NOW }, look)).toBe(false);
+  });
+  it('due and last written a minute ago, or due and this look ends watching: written', () => {
+    const due = { ...row, nextPollAt: NOW };
+    expect(
+      listLookNeedsWrite(listed, { ...due, lastPolledAt: ago(UNCHANGED_LOOK_WRITE_EVERY_MS) }, look),
+    ).toBe(true);
+    expect(listLookNeedsWrite(listed, { ...due, lastPolledAt: null }, look)).toBe(true);
+    expect(listLookNeedsWrite(listed, due, { now: NOW, stopsWatching: true })).toBe(true);
+    expect(listLookNeedsWrite(listed, row, { now: NOW, stopsWatching: true })).toBe(false);
+  });
+  it.each([
+    ['amount', { amountValue: '999' }],
+    ['currency', { amountCurrency: 'eur' }],
+    ['description', { description: 'tea' }],
+    ['created_at', { createdAt: null }],
+    ['updated_at', { updatedAt: BEFORE }],
+  ])('a list field moved (%s): written', (_field, change) => {
+    expect(listLookNeedsWrite(listed, { ...row, ...change }, look)).toBe(true);
+  });
 });

@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_POLL_SCHEDULE as P,
   nextPollAt,
-  planIntentPolling,
   pollBudgetPerPass,
-  type DueIntent,
 } from '../../../src/sync/intent-poll-schedule.js';
 
 const now = new Date('2026-11-20T12:00:00Z');
@@ -100,60 +98,5 @@ describe('pollBudgetPerPass', () => {
     expect(pollBudgetPerPass({ ...base, allowance: 42.7 })).toBe(42);
     expect(pollBudgetPerPass({ ...base, allowance: 0 })).toBe(1);
     expect(pollBudgetPerPass({ ...base, allowance: undefined })).toBe(25);
-  });
-});
-
-describe('planIntentPolling', () => {
-  const intent = (id: number, rank: number): DueIntent => ({
-    id: `i${id}`,
-    rank,
-    createdAt: ago(rank * 1_000),
-  });
-
-  it('sweeps when the due intents sit on few pages', () => {
-    const due = Array.from({ length: 300 }, (_, i) => intent(i, i));
-    const plan = planIntentPolling({ due, pageSize: 100, minSweepPages: 1, budget: 25 });
-    expect(plan.sweepPages).toBe(3);
-    expect(plan.pollIds).toEqual([]);
-    expect(plan.coveredIds).toHaveLength(300);
-    expect(plan.sweepCoversCreatedAt).toEqual(ago(299_000));
-  });
-
-  it('polls by id when a few due intents sit deep in a long list', () => {
-    const due = [intent(1, 5), intent(2, 40_000), intent(3, 90_000)];
-    const plan = planIntentPolling({ due, pageSize: 100, minSweepPages: 1, budget: 25 });
-    expect(plan.sweepPages).toBe(1);
-    expect(plan.coveredIds).toEqual(['i1']);
-    expect(plan.pollIds).toEqual(['i2', 'i3']);
-  });
-
-  it('spends no more than the budget and defers the rest, most overdue first', () => {
-    const due = Array.from({ length: 50 }, (_, i) => intent(i, 10_000 * (i + 1)));
-    const plan = planIntentPolling({ due, pageSize: 100, minSweepPages: 1, budget: 10 });
-    expect(plan.sweepPages + plan.pollIds.length).toBe(10);
-    expect(plan.pollIds).toEqual(due.slice(0, 9).map((d) => d.id));
-    expect(plan.deferredIds).toHaveLength(41);
-  });
-
-  it('never costs more than polling every due intent by id or sweeping them all, and accounts for each', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.nat(5_000), { maxLength: 200 }),
-        fc.integer({ min: 1, max: 600 }),
-        fc.integer({ min: 1, max: 200 }),
-        (ranks, pageSize, budget) => {
-          const due = ranks.map((rank, i) => intent(i, rank));
-          const plan = planIntentPolling({ due, pageSize, minSweepPages: 1, budget });
-          const ids = [...plan.coveredIds, ...plan.pollIds, ...plan.deferredIds].sort();
-          expect(ids).toEqual(due.map((d) => d.id).sort());
-          expect(plan.sweepPages).toBeGreaterThanOrEqual(1);
-          expect(plan.sweepPages + plan.pollIds.length).toBeLessThanOrEqual(Math.max(budget, 1));
-          const cost = plan.sweepPages + plan.pollIds.length + plan.deferredIds.length;
-          expect(cost).toBeLessThanOrEqual(1 + due.length);
-          const fullSweepPages = Math.max(1, Math.floor(Math.max(0, ...ranks) / pageSize) + 1);
-          if (fullSweepPages <= budget) expect(cost).toBeLessThanOrEqual(fullSweepPages);
-        },
-      ),
-    );
   });
 });

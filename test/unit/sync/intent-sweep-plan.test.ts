@@ -1,54 +1,78 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  advanceRound,
   followListOrder,
+  FULL_ROUND_SHARE,
   LIST_ORDER_START,
   nextHorizon,
   planIntentSweep,
+  splitListPages,
   sweepReachedStop,
+  type ListRound,
   type SweepPlanInput,
 } from '../../../src/sync/intent-sweep-plan.js';
 
 const T = (minutes: number) => new Date(Date.UTC(2026, 10, 1, 12, minutes));
 const input = (overrides: Partial<SweepPlanInput> = {}): SweepPlanInput => ({
-  due: [],
+  round: null,
+  payee: 'wallet',
+  now: T(40),
+  fullSweepDue: false,
   pageSize: 500,
-  budget: 5,
-  fullSweep: false,
+  pageBudget: 5,
   reach: null,
   newestCreatedAt: T(30),
   discoveryLookbackMs: 120_000,
   ...overrides,
 });
+const round = (overrides: Partial<ListRound> = {}): ListRound => ({
+  nextPage: 7,
+  full: false,
+  startedAt: T(39),
+  newestSeen: T(38),
+  horizonCap: null,
+  failed: false,
+  payee: 'wallet',
+  ...overrides,
+});
 
-describe('how far a sweep reads', () => {
-  it('a full sweep reads the whole list', () => {
-    expect(planIntentSweep(input({ fullSweep: true }))).toEqual({
-      stopBelow: null,
-      maxPages: Number.POSITIVE_INFINITY,
-    });
+describe('a list round: how far a tick reads', () => {
+  it('a new round starts at page 0; a full one when due, reading to the end', () => {
+    const plan = planIntentSweep(input({ fullSweepDue: true }));
+    expect(plan.round).toMatchObject({ nextPage: 0, full: true, startedAt: T(40), newestSeen: null });
+    expect(plan.stopBelow).toBeNull();
+    expect(plan.maxPages).toBe(5);
   });
-  it('nothing open: down to the discovery horizon minus the look-back', () => {
-    expect(planIntentSweep(input())).toEqual({ stopBelow: T(28), maxPages: 5 });
+  it('nothing open: down to the discovery horizon minus the look-back, no prefetch past page 0', () => {
+    const plan = planIntentSweep(input());
+    expect(plan).toMatchObject({ stopBelow: T(28), maxPages: 5, prefetchThrough: 0 });
   });
-  it('the first pass (no horizon yet) and nothing open: no stop, the budget bounds it', () => {
-    expect(planIntentSweep(input({ newestCreatedAt: null }))).toEqual({ stopBelow: null, maxPages: 5 });
-  });
-  it('past every open intent when the pages to it fit the budget', () => {
-    const plan = planIntentSweep(input({ reach: { oldestCreatedAt: T(1), depth: 1_200 } }));
+  it('past every open intent, however many pages that takes: the round continues next tick', () => {
+    const plan = planIntentSweep(input({ reach: { oldestCreatedAt: T(1), depth: 10_000 } }));
     expect(plan.stopBelow).toEqual(T(1));
+    expect(plan.maxPages).toBe(5);
+    expect(plan.prefetchThrough).toBe(4);
   });
-  it('not past every open intent when that would cost more than the budget', () => {
-    const plan = planIntentSweep(input({ reach: { oldestCreatedAt: T(1), depth: 5_000 } }));
-    expect(plan.stopBelow).toEqual(T(28));
+  it('continues the round in progress from its next page (a full round stays full)', () => {
+    const plan = planIntentSweep(input({ round: round(), reach: { oldestCreatedAt: T(1), depth: 10_000 } }));
+    expect(plan.round.nextPage).toBe(7);
+    expect(plan.prefetchThrough).toBe(11);
+    expect(planIntentSweep(input({ round: round({ full: true }) })).stopBelow).toBeNull();
   });
-  it('past the due intents the poll planner chose to cover', () => {
-    const due = [{ id: 'a', rank: 700, createdAt: T(10) }];
-    const plan = planIntentSweep(input({ due, reach: { oldestCreatedAt: T(1), depth: 5_000 } }));
-    expect(plan.stopBelow).toEqual(T(10));
+  it('prefetches no further than the page the oldest open intent is expected on', () => {
+    const plan = planIntentSweep(input({ reach: { oldestCreatedAt: T(1), depth: 1_200 } }));
+    expect(plan.prefetchThrough).toBe(2);
+  });
+  it('a round read with another payee filter starts over', () => {
+    const plan = planIntentSweep(input({ round: round({ payee: null }) }));
+    expect(plan.round.nextPage).toBe(0);
+  });
+  it('reads at least one page', () => {
+    expect(planIntentSweep(input({ pageBudget: 0 })).maxPages).toBe(1);
   });
 
-  it('never stops above the discovery horizon minus the look-back (nothing new is skipped)', () => {
+  it('never stops above the discovery horizon minus the look-back nor above the oldest open intent', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 59 }),
@@ -56,17 +80,69 @@ describe('how far a sweep reads', () => {
           nil: null,
         }),
         fc.integer({ min: 1, max: 50 }),
-        (newest, reach, budget) => {
+        (newest, reach, pageBudget) => {
           const plan = planIntentSweep(
             input({
               newestCreatedAt: T(newest),
-              budget,
+              pageBudget,
               reach: reach === null ? null : { oldestCreatedAt: T(reach.oldest), depth: reach.depth },
             }),
           );
           expect(plan.stopBelow).not.toBeNull();
           expect(plan.stopBelow!.getTime()).toBeLessThanOrEqual(T(newest).getTime() - 120_000);
-          expect(plan.maxPages).toBeGreaterThanOrEqual(budget);
+          if (reach !== null)
+            expect(plan.stopBelow!.getTime()).toBeLessThanOrEqual(T(reach.oldest).getTime());
+          expect(plan.maxPages).toBe(pageBudget);
+          expect(plan.prefetchThrough).toBeLessThanOrEqual(plan.round.nextPage + pageBudget - 1);
+        },
+      ),
+    );
+  });
+});
+
+describe('a round across ticks', () => {
+  const tick = { nextPage: 12, completed: false, newestSeen: null, failedFirstSights: [], failed: false };
+  it('continues from the page after the last one applied', () => {
+    expect(advanceRound(round(), tick)).toMatchObject({ nextPage: 12, newestSeen: T(38) });
+  });
+  it('ends once complete', () => {
+    expect(advanceRound(round(), { ...tick, completed: true })).toBeNull();
+  });
+  it('remembers a failure and caps the horizon below a first sight it could not record', () => {
+    const next = advanceRound(round(), { ...tick, failed: true, failedFirstSights: [T(20), T(25)] });
+    expect(next?.failed).toBe(true);
+    expect(next?.horizonCap).toEqual(new Date(T(20).getTime() - 1));
+    expect(advanceRound(next!, tick)?.failed).toBe(true);
+  });
+  it('every page is read once per round: a round split over ticks of any sizes reads pages 0..n in order', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 40 }),
+        (pages, budgets) => {
+          let current: ListRound | null = null;
+          const read: number[] = [];
+          for (const pageBudget of budgets) {
+            const plan = planIntentSweep(
+              input({ round: current, pageBudget, reach: { oldestCreatedAt: T(0), depth: pages * 500 - 1 } }),
+            );
+            let page = plan.round.nextPage;
+            let completed = false;
+            while (page < plan.round.nextPage + plan.maxPages && !completed) {
+              read.push(page);
+              completed = page === pages - 1;
+              page++;
+            }
+            current = advanceRound(plan.round, {
+              nextPage: page,
+              completed,
+              newestSeen: null,
+              failedFirstSights: [],
+              failed: false,
+            });
+            if (current === null) break;
+          }
+          expect(read).toEqual(read.map((_, i) => i));
         },
       ),
     );
@@ -109,6 +185,33 @@ describe('the discovery horizon after a sweep', () => {
         for (const minute of failed)
           expect(moved.newestCreatedAt!.getTime()).toBeLessThan(T(minute).getTime());
         if (failed.length === 0) expect(moved.newestCreatedAt).toEqual(T(59));
+      }),
+    );
+  });
+});
+
+describe('a full round beside the open round', () => {
+  const split = (pageBudget: number, over: Partial<Parameters<typeof splitListPages>[0]> = {}) =>
+    splitListPages({ pageBudget, fullRound: true, hasHorizon: true, ticking: true, ...over });
+  it('no full round: every page to the open round', () => {
+    expect(split(10, { fullRound: false })).toEqual({ open: 10, full: 0 });
+  });
+  it('while the pass ticks: a fifth of the pages to the full round, at least one, never a tick of one page', () => {
+    expect(split(10)).toEqual({ open: 8, full: 2 });
+    expect(split(3)).toEqual({ open: 2, full: 1 });
+    expect(split(1)).toEqual({ open: 1, full: 0 });
+  });
+  it('before the first horizon, the full round reads alone; a one-tick pass gives it what is left', () => {
+    expect(split(10, { hasHorizon: false })).toEqual({ open: 0, full: 10 });
+    expect(split(10, { ticking: false })).toEqual({ open: 10, full: 10 });
+  });
+  it('a ticking split never spends more than the pages, and the open round always reads', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 500 }), (pages) => {
+        const { open, full } = split(pages);
+        expect(open + full).toBe(pages);
+        expect(open).toBeGreaterThanOrEqual(1);
+        expect(full).toBeLessThanOrEqual(Math.ceil(pages * FULL_ROUND_SHARE));
       }),
     );
   });

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_FULL_FORM_SHARE,
   dueLookupLimit,
+  earnFullFormCredit,
+  fullFormReserve,
+  MIN_ROUND_TICK_GAP_MS,
   fullSweepDue,
   intentPassStatus,
   nextTickStartMs,
@@ -116,5 +120,86 @@ describe('the rest of a tick', () => {
     [{ requests: 0, errors: 1 }, 'failed'],
   ] as const)('a pass with %o %s', (totals, status) => {
     expect(intentPassStatus(totals)).toBe(status);
+  });
+});
+
+describe('the full-form reserve: by-id reads within a bounded share of the requests', () => {
+  it('ticks of 5 requests earn half a read each: one read every other tick, the round gets the rest', () => {
+    let credit = 0;
+    const reserves: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const split = fullFormReserve(credit, { budget: 5, demand: true });
+      expect(split.pageBudget + split.reserve).toBe(5);
+      reserves.push(split.reserve);
+      credit = earnFullFormCredit(split.credit, { requests: 5, share: DEFAULT_FULL_FORM_SHARE, budget: 5 });
+    }
+    expect(reserves).toEqual([0, 0, 1, 0, 1, 0]);
+  });
+  it('nothing to read: nothing reserved, at most one read carried', () => {
+    let credit = 0;
+    for (let i = 0; i < 50; i++) {
+      const split = fullFormReserve(credit, { budget: 5, demand: false });
+      expect(split).toMatchObject({ reserve: 0, pageBudget: 5 });
+      credit = earnFullFormCredit(split.credit, { requests: 5, share: 0.5, budget: 5 });
+    }
+    expect(credit).toBeLessThanOrEqual(3.5);
+    expect(fullFormReserve(credit, { budget: 5, demand: false }).credit).toBe(1);
+  });
+  it('over any run of ticks: at least one page a tick, reads within the share of the requests (plus one)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ budget: fc.integer({ min: 1, max: 60 }), demand: fc.boolean() }), {
+          maxLength: 60,
+        }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (ticks, share) => {
+          let credit = 1;
+          let reads = 0;
+          let spent = 0;
+          for (const tick of ticks) {
+            const split = fullFormReserve(credit, tick);
+            expect(split.pageBudget).toBeGreaterThanOrEqual(1);
+            expect(split.reserve + split.pageBudget).toBe(tick.budget);
+            reads += split.reserve;
+            spent += tick.budget;
+            credit = earnFullFormCredit(split.credit, { requests: tick.budget, share, budget: tick.budget });
+          }
+          expect(reads).toBeLessThanOrEqual(share * spent + 1 + 1e-9);
+        },
+      ),
+    );
+  });
+});
+
+describe('ticks that read a list round follow at the allowance pace', () => {
+  it('a round of 2 pages at 5 requests/s: the next tick 0.4 s later, not a whole tick interval', () => {
+    const next = nextTickStartMs(pacing(), {
+      passStartedMs: 0,
+      tickStartedMs: 0,
+      requests: 2,
+      budget: 5,
+      readRound: true,
+    });
+    expect(next).toBe(400);
+  });
+  it('never closer than MIN_ROUND_TICK_GAP_MS, and never faster than the allowance', () => {
+    expect(
+      nextTickStartMs(pacing(), {
+        passStartedMs: 0,
+        tickStartedMs: 0,
+        requests: 0,
+        budget: 5,
+        readRound: true,
+      }),
+    ).toBe(MIN_ROUND_TICK_GAP_MS);
+    expect(
+      nextTickStartMs(pacing(), {
+        passStartedMs: 0,
+        tickStartedMs: 0,
+        requests: 10,
+        budget: 5,
+        readRound: true,
+      }),
+    ).toBe(2_000);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AlertEventType } from '../sync/alert-events.js';
-import type { Executor } from './database.js';
+import type { Executor } from '../warehouse/database.js';
 
 /** An alert claimed for one delivery attempt. `attempts` already counts this attempt. */
 export interface ClaimedAlert {

@@ -1,5 +1,5 @@
-import { recordAlertEvent } from './alerts.js';
-import type { Executor } from './database.js';
+import { recordAlertEvent } from './alert-store.js';
+import type { Executor } from '../warehouse/database.js';
 
 /**
  * The `member.needs_reauth` event of one connection (docs/payment-intents.md, "Events"): one per

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentIntent } from '../records/payment-intent.js';
-import {
-  alertPayloadFromIntent,
-  intentEventPayloadFromIntent,
-  PAYMENT_INTENT_PAID,
-} from '../alerts/alert-body.js';
+import { alertPayloadFromIntent, intentEventPayloadFromIntent, PAYMENT_INTENT_PAID } from './alert-body.js';
 import type { AlertEventType } from '../sync/alert-events.js';
-import { recordAlertEvent } from './alerts.js';
-import type { Executor } from './database.js';
+import { recordAlertEvent } from './alert-store.js';
+import type { Executor } from '../warehouse/database.js';
 
 /**
  * Records the event an intent observation raises (decideIntentObservation), in the caller's

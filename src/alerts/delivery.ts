@@ -1,11 +1,13 @@
-import { serializeAlertBody } from '../alerts/alert-body.js';
+import type { Kysely } from 'kysely';
+import { serializeAlertBody } from './alert-body.js';
 import {
   afterFailedAttempt,
   DEFAULT_ALERT_DELIVERY_POLICY,
   type AlertDeliveryPolicy,
-} from '../alerts/delivery-policy.js';
-import { alertRequestHeaders, type AlertSignatureScheme } from '../alerts/sign-alert.js';
-import { postAlert } from '../alerts/webhook-sender.js';
+} from './delivery-policy.js';
+import type { AlertDeliverySlots } from './delivery-slots.js';
+import { alertRequestHeaders, type AlertSignatureScheme } from './sign-alert.js';
+import { postAlert } from './webhook-sender.js';
 import {
   claimDueAlerts,
   countAlertBacklog,
@@ -13,12 +15,35 @@ import {
   markAlertDelivered,
   noteUndeliverableAlerts,
   type ClaimedAlert,
-} from '../warehouse/alerts.js';
+} from './alert-store.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { unfenced } from '../leases/fenced-database.js';
-import type { StreamName } from './registry.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import type { Logger } from '../log.js';
+import type { PipelineMetrics } from '../metrics.js';
+import type { DB } from '../warehouse/schema.js';
 
-const STREAM = 'alerts' satisfies StreamName;
+/** The alerts stream's name (STREAMS in src/streams/registry.ts), as its log lines carry it. */
+const STREAM = 'alerts';
+
+/** What delivery needs of a stream's deps (StreamDeps, src/streams/stream.ts); every pass's deps fit. */
+export interface AlertDeliveryDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  metrics: PipelineMetrics;
+  /** The process's one limiter for alert POSTs, and its background deliveries. */
+  alertDeliveries: AlertDeliverySlots;
+  signal?: AbortSignal;
+}
+
+/** The alerts pass's outcome, a PassOutcome (src/streams/stream.ts). */
+export interface AlertsPassOutcome {
+  status: 'succeeded' | 'partial';
+  rows: number;
+  details: Record<string, unknown>;
+}
 
 const NO_WEBHOOK = 'not delivered: ALERT_WEBHOOK_URL is not set';
 const NO_SECRET = 'not delivered: ALERT_WEBHOOK_SECRET is not set (alerts are only sent signed)';
@@ -33,9 +58,9 @@ const MAX_ALERTS_PER_PASS = 5_000;
  * alerts stay recorded and undelivered, each logged once.
  */
 export async function runAlertsPass(
-  deps: StreamDeps<unknown>,
+  deps: AlertDeliveryDeps,
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
-): Promise<PassOutcome> {
+): Promise<AlertsPassOutcome> {
   const { db, config, logger } = deps;
   const log = logger.child({ stream: STREAM });
   const url = config.alerts.webhookUrl;
@@ -96,7 +121,7 @@ export async function runAlertsPass(
  * Without a webhook this does nothing (the pass notes the alerts).
  */
 export async function deliverAlertsNow(
-  deps: StreamDeps<unknown>,
+  deps: AlertDeliveryDeps,
   ids: readonly string[],
   policy: AlertDeliveryPolicy = DEFAULT_ALERT_DELIVERY_POLICY,
 ): Promise<DeliveryTally> {
@@ -129,7 +154,7 @@ export async function deliverAlertsNow(
  * receiver's speed; shutdown waits for it (AlertDeliverySlots.close). A failure is left to the
  * alerts pass, which retries it on its backoff: nothing is lost.
  */
-export function deliverAlertsSoon(deps: StreamDeps<unknown>, ids: readonly string[]): void {
+export function deliverAlertsSoon(deps: AlertDeliveryDeps, ids: readonly string[]): void {
   deps.alertDeliveries.inBackground(async () => {
     try {
       await deliverAlertsNow(deps, ids);
@@ -155,9 +180,9 @@ interface Webhook {
 }
 
 function webhookOf(
-  config: StreamDeps<unknown>['config'],
+  config: Config,
   url: string,
-  secret: NonNullable<StreamDeps<unknown>['config']['alerts']['webhookSecret']>,
+  secret: NonNullable<Config['alerts']['webhookSecret']>,
 ): Webhook {
   const { alerts } = config;
   return {
@@ -179,13 +204,13 @@ interface DeliveryTally {
 interface DeliveryContext {
   webhook: Webhook;
   policy: AlertDeliveryPolicy;
-  log: StreamDeps<unknown>['logger'];
+  log: Logger;
   tally: DeliveryTally;
 }
 
 /** One attempt for a claimed alert: delivered, retried later, or given up. */
 async function deliverClaimed(
-  deps: StreamDeps<unknown>,
+  deps: AlertDeliveryDeps,
   alert: ClaimedAlert,
   context: DeliveryContext,
 ): Promise<void> {
@@ -195,7 +220,7 @@ async function deliverClaimed(
   else await recordFailedAttempt(deps, alert, result.error, context);
 }
 
-async function recordDelivered(deps: StreamDeps<unknown>, alert: ClaimedAlert, context: DeliveryContext) {
+async function recordDelivered(deps: AlertDeliveryDeps, alert: ClaimedAlert, context: DeliveryContext) {
   await markAlertDelivered(unfenced(deps.db), alert);
   context.tally.delivered++;
   deps.metrics.alertDeliveries.inc({ outcome: 'delivered' });
@@ -204,7 +229,7 @@ async function recordDelivered(deps: StreamDeps<unknown>, alert: ClaimedAlert, c
 
 /** A failed attempt: retried on the policy's backoff, or given up past its attempts or age. */
 async function recordFailedAttempt(
-  deps: StreamDeps<unknown>,
+  deps: AlertDeliveryDeps,
   alert: ClaimedAlert,
   error: string,
   context: DeliveryContext,
@@ -275,7 +300,7 @@ async function deliverOne(
   return result.ok ? { ok: true } : { ok: false, error: result.error };
 }
 
-async function refreshGauges(deps: StreamDeps<unknown>): Promise<{ undelivered: number; failed: number }> {
+async function refreshGauges(deps: AlertDeliveryDeps): Promise<{ undelivered: number; failed: number }> {
   const backlog = await countAlertBacklog(deps.db);
   deps.metrics.alertsUndelivered.set(backlog.undelivered);
   deps.metrics.alertsFailed.set(backlog.failed);
