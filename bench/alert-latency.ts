@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createPartnerApi } from '../src/api/http-partner-api.js';
+import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
 import { systemClock } from '../src/clock.js';
 import { INTENT_PASS_TUNING, loadConfig } from '../src/config.js';
@@ -56,6 +57,12 @@ const { values: args } = parseArgs({
     'page-size': { type: 'string', multiple: true },
     /** The full-form share (DEFAULT_FULL_FORM_SHARE unless given). */
     share: { type: 'string' },
+    /**
+     * Hold the intents to A = SVC_RATE_LIMIT_RPS × INTENT_POLL_SHARE exactly: a feed spending the
+     * whole limit is written to the spend ledger every second, so the one budget gives the intents
+     * their share and no more (without it, idle other streams leave them the whole limit).
+     */
+    'pin-share': { type: 'boolean', default: false },
   },
 });
 const list = (values: readonly string[] | undefined, fallback: readonly number[], name: string): number[] => {
@@ -81,6 +88,8 @@ if (!Number.isInteger(PAID) || PAID <= 0) throw new Error('--paid takes a positi
 if (!(OVER_MS > 0)) throw new Error('--over takes seconds > 0');
 
 export interface LatencyRow {
+  /** `share`: held to A by a simulated feed (--pin-share); `one-budget`: what idle streams leave. */
+  allowance: 'share' | 'one-budget';
   open: number;
   paid: number;
   overSeconds: number;
@@ -231,7 +240,7 @@ async function main(): Promise<void> {
 
   const allowanceRps = config.api.rateLimitRps * config.intents.pollShare;
   console.log(
-    `alert latency, commit ${commit}, SVC_RATE_LIMIT_RPS=${config.api.rateLimitRps}, ` +
+    `alert latency, commit ${commit}, ${args['pin-share'] ? 'intents held to their share' : 'one budget (other streams idle)'}, SVC_RATE_LIMIT_RPS=${config.api.rateLimitRps}, ` +
       `INTENT_POLL_SHARE=${config.intents.pollShare} (A = ${allowanceRps} requests/s), ` +
       `passes every ${config.schedules.paymentIntentsMs} ms (intents) / ${config.schedules.alertsMs} ms (alerts), ` +
       `load ${loadavg()
@@ -239,6 +248,8 @@ async function main(): Promise<void> {
         .join(' ')}`,
   );
   const rows: LatencyRow[] = [];
+  const feed = new AbortController();
+  if (args['pin-share']) void simulateBusyFeed(feed.signal);
   try {
     for (const pageSize of PAGE_SIZES)
       for (const open of OPEN) {
@@ -249,6 +260,7 @@ async function main(): Promise<void> {
       }
     if (badSignatures > 0) console.log(`WARNING: ${badSignatures} deliveries failed signature verification`);
   } finally {
+    feed.abort();
     await deps.alertDeliveries.close(10_000);
     await api.close();
     redis.disconnect();
@@ -265,6 +277,17 @@ async function main(): Promise<void> {
     cleanup.disconnect();
   }
   console.log(`wrote ${RESULTS_PATH}`);
+
+  /** The feed's spend at the whole limit in the ledger: a minute's worth at once, then every second. */
+  async function simulateBusyFeed(stop: AbortSignal): Promise<void> {
+    const ledger = createSpendLedger({ redis, prefix: config.redisPrefix });
+    const rps = config.api.rateLimitRps;
+    await ledger.record('checkins', rps * 60);
+    while (!stop.aborted) {
+      await sleep(1_000, undefined, { signal: stop }).catch(() => undefined);
+      if (!stop.aborted) await ledger.record('checkins', rps).catch(() => undefined);
+    }
+  }
 
   async function runScenario(scenario: { open: number; pageSize: number }): Promise<LatencyRow> {
     const { open, pageSize } = scenario;
@@ -352,6 +375,7 @@ async function main(): Promise<void> {
     // Close what is left open so the next scenario starts with its own N open.
     for (const id of ids) if (!paidAt.has(id)) sim.control.intents.cancel(id);
     return {
+      allowance: args['pin-share'] ? 'share' : 'one-budget',
       open,
       paid,
       overSeconds: OVER_MS / 1000,
