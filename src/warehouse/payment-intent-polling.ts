@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { DueIntent } from '../sync/intent-poll-schedule.js';
 import type { Executor } from './database.js';
+import type { DB } from './schema.js';
 
 // What the payment intents pass reads to plan its polling (docs/payment-intents.md, "One pass").
 
@@ -38,7 +39,27 @@ export async function findUnreachableDueIntents(
 }
 
 /**
- * Rows that only the list form has written (no payer, expires_at or metadata yet), for a by-id fetch
+ * A row whose full form is still to be read: written from the list form only (no payer, expires_at
+ * or metadata), or a cancellation or refund recorded from the list form (no canceled_at/refunded_at).
+ */
+function awaitsFullForm(eb: ExpressionBuilder<DB, 'rewards.payment_intents'>) {
+  return eb.or([
+    eb.and([
+      eb('payer_account_balance_id', 'is', null),
+      eb.or([eb('status', '<>', 'pending'), eb('next_poll_at', 'is not', null)]),
+    ]),
+    // An expired intent reads as canceled with canceled_at null: its expires_at explains it.
+    eb.and([
+      eb('status', '=', 'canceled'),
+      eb('canceled_at', 'is', null),
+      eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]),
+    ]),
+    eb.and([eb('status', '=', 'refunded'), eb('refunded_at', 'is', null)]),
+  ]);
+}
+
+/**
+ * Rows whose full form is still to be read (awaitsFullForm), for a by-id fetch
  * when a tick has full-form budget left: newest first (the intents whose alerts are likeliest to
  * come, and payments alerted from the list form, completed soonest), then the least recently looked at.
  */
@@ -50,8 +71,7 @@ export async function findRowsWithoutFullForm(
   let query = db
     .selectFrom('rewards.payment_intents')
     .select('id')
-    .where('payer_account_balance_id', 'is', null)
-    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_poll_at', 'is not', null)]))
+    .where((eb) => awaitsFullForm(eb))
     .orderBy(sql`created_at desc nulls last`)
     .orderBy(sql`last_polled_at nulls first`)
     .orderBy('first_seen_at')
@@ -66,8 +86,7 @@ export async function hasRowsWithoutFullForm(db: Executor): Promise<boolean> {
   const row = await db
     .selectFrom('rewards.payment_intents')
     .select('id')
-    .where('payer_account_balance_id', 'is', null)
-    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_poll_at', 'is not', null)]))
+    .where((eb) => awaitsFullForm(eb))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
