@@ -93,13 +93,14 @@ export async function hasRowsWithoutFullForm(db: Executor): Promise<boolean> {
 }
 
 /**
- * How deep a newest-first sweep must read to pass every open intent: the oldest open intent's
- * created_at and the rows (of the payee) created at or after it. Null when nothing is open.
+ * How deep a newest-first round must read to pass every open intent: the oldest open intent's
+ * created_at, the rows (of the payee) created at or after it, and the open intents created at that
+ * moment. Null when nothing is open.
  */
 export async function openIntentsReach(
   db: Executor,
   payee: string | undefined,
-): Promise<{ oldestCreatedAt: Date; depth: number } | null> {
+): Promise<OpenIntentsReach | null> {
   const payeeFilter =
     payee === undefined
       ? sql`true`
@@ -116,7 +117,32 @@ export async function openIntentsReach(
   );
   const row = rows[0];
   if (row?.oldest === null || row === undefined) return null;
-  return { oldestCreatedAt: row.oldest, depth: Number(row.depth) };
+  const oldest = await db
+    .selectFrom('rewards.payment_intents')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_poll_at', 'is not', null)
+    .where('created_at', '=', row.oldest)
+    .limit(OLDEST_IDS_LIMIT + 1)
+    .execute();
+  return {
+    oldestCreatedAt: row.oldest,
+    depth: Number(row.depth),
+    oldestIds: oldest.length > OLDEST_IDS_LIMIT ? null : oldest.map((r) => r.id),
+  };
+}
+
+const OLDEST_IDS_LIMIT = 50;
+
+export interface OpenIntentsReach {
+  oldestCreatedAt: Date;
+  /** Rows (of the payee) created at or after it. */
+  depth: number;
+  /**
+   * The open intents created at that very moment (null when more than 50): once a round has seen
+   * them all, nothing open is left below, even if the page ended on them.
+   */
+  oldestIds: string[] | null;
 }
 
 /** Pending intents still on a poll schedule (the `openIntents` gauge). */
