@@ -297,6 +297,7 @@ async function main(): Promise<void> {
       (_, i) => sim.control.intents.create({ amount: '1000', description: `bench ${i}` }).id,
     );
     const stop = new AbortController();
+    const settle = new AbortController();
     const intentPasses: { at: number; outcome: PassOutcome }[] = [];
     const loops = [
       onSchedule(
@@ -372,8 +373,35 @@ async function main(): Promise<void> {
     const boundP95Seconds = (0.95 * Math.ceil(open / pageSize)) / allowanceRps;
     const goalP95Seconds = 1.5 * boundP95Seconds + 0.5;
     const p95 = percentile(latencies, 95) / 1000;
-    // Close what is left open so the next scenario starts with its own N open.
-    for (const id of ids) if (!paidAt.has(id)) sim.control.intents.cancel(id);
+    // Close what is left open so the next scenario starts with its own N open, and let the pipeline
+    // see the cancellations (unmeasured): otherwise the next scenario's first round reads past them.
+    const left = ids.filter((id) => !paidAt.has(id));
+    for (const id of left) sim.control.intents.cancel(id);
+    const settleStarted = Date.now();
+    const loopsAgain = [
+      onSchedule(
+        config.schedules.paymentIntentsMs,
+        () =>
+          runPaymentIntentsPass(
+            { ...deps, signal: settle.signal },
+            { slotMs: config.schedules.paymentIntentsMs, sweepPageSize: pageSize },
+          ),
+        settle.signal,
+        [],
+      ),
+    ];
+    while (left.length > 0 && Date.now() - settleStarted < READY_TIMEOUT_MS) {
+      const open = await db
+        .selectFrom('rewards.payment_intents')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('id', 'in', left)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      if (Number(open.n) === 0) break;
+      await sleep(500);
+    }
+    settle.abort();
+    await Promise.all(loopsAgain);
     return {
       allowance: args['pin-share'] ? 'share' : 'one-budget',
       open,
