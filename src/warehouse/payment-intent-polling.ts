@@ -7,15 +7,21 @@ import type { DB } from './schema.js';
 
 /**
  * Open intents whose poll is due and that no list round reaches, most overdue first: another
- * payee's (seen while the list was unfiltered) or without created_at (a newest-first round cannot
- * place them). These are polled by id; every other open intent is seen by the list rounds.
+ * payee's (seen while the list was unfiltered), without created_at (a newest-first round cannot
+ * place them), or below the newest `maxRoundRows` rows (too deep: a round would read the whole list
+ * for them). These are polled by id on their schedule; every other open intent is seen by the rounds.
  */
 export async function findUnreachableDueIntents(
   db: Executor,
-  input: { payee: string | undefined; limit: number },
+  input: { payee: string | undefined; limit: number; maxRoundRows: number },
 ): Promise<DueIntent[]> {
   // Due by Postgres's clock: next_poll_at was computed from it too (the pipeline's clock).
   const payee = input.payee;
+  const payeeFilter =
+    payee === undefined
+      ? sql`true`
+      : sql`(payee_account_balance_id = ${payee}::uuid or payee_account_balance_id is null)`;
+  const cutoff = await roundCutoff(db, payeeFilter, input.maxRoundRows);
   const rows = await db
     .selectFrom('rewards.payment_intents')
     .select(['id'])
@@ -23,9 +29,10 @@ export async function findUnreachableDueIntents(
     .where('next_poll_at', '<=', sql<Date>`now()`)
     .where((eb) =>
       payee === undefined
-        ? eb('created_at', 'is', null)
+        ? eb.or([eb('created_at', 'is', null), ...(cutoff === null ? [] : [eb('created_at', '<', cutoff)])])
         : eb.or([
             eb('created_at', 'is', null),
+            ...(cutoff === null ? [] : [eb('created_at', '<', cutoff)]),
             eb.and([
               eb('payee_account_balance_id', 'is not', null),
               eb('payee_account_balance_id', '<>', payee),
@@ -93,22 +100,26 @@ export async function hasRowsWithoutFullForm(db: Executor): Promise<boolean> {
 }
 
 /**
- * How deep a newest-first round must read to pass every open intent: the oldest open intent's
- * created_at, the rows (of the payee) created at or after it, and the open intents created at that
- * moment. Null when nothing is open.
+ * How deep a newest-first round must read to pass every open intent it covers: the oldest open
+ * intent among the newest `maxRows` rows of the list (older ones sit too deep for a round: they are
+ * polled by id on their schedule, findUnreachableDueIntents), the rows (of the payee) created at or
+ * after it, and the open intents created at that moment. Null when nothing a round covers is open.
  */
 export async function openIntentsReach(
   db: Executor,
   payee: string | undefined,
+  maxRows: number,
 ): Promise<OpenIntentsReach | null> {
   const payeeFilter =
     payee === undefined
       ? sql`true`
       : sql`(payee_account_balance_id = ${payee}::uuid or payee_account_balance_id is null)`;
+  const cutoff = await roundCutoff(db, payeeFilter, maxRows);
   const { rows } = await sql<{ oldest: Date | null; depth: string }>`
     with oldest_open as (
       select min(created_at) as created_at from rewards.payment_intents
       where status = 'pending' and next_poll_at is not null and ${payeeFilter}
+        and (${cutoff}::timestamptz is null or created_at >= ${cutoff}::timestamptz)
     )
     select (select created_at from oldest_open) as oldest,
            (select count(*) from rewards.payment_intents
@@ -130,6 +141,19 @@ export async function openIntentsReach(
     depth: Number(row.depth),
     oldestIds: oldest.length > OLDEST_IDS_LIMIT ? null : oldest.map((r) => r.id),
   };
+}
+
+/** created_at of the `maxRows`-th newest row: rounds do not read below it. Null when the list is shorter. */
+async function roundCutoff(
+  db: Executor,
+  payeeFilter: ReturnType<typeof sql>,
+  maxRows: number,
+): Promise<Date | null> {
+  const { rows } = await sql<{ created_at: Date | null }>`
+    select created_at from rewards.payment_intents
+    where ${payeeFilter} and created_at is not null
+    order by created_at desc offset ${Math.max(0, Math.floor(maxRows) - 1)} limit 1`.execute(db);
+  return rows[0]?.created_at ?? null;
 }
 
 const OLDEST_IDS_LIMIT = 50;

@@ -57,7 +57,7 @@ export async function sweepIntentList(
     payee: tick.payee ?? null,
     now: tick.startedAt,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    reach: await openIntentsReach(deps.db, tick.payee),
+    reach: await openIntentsReach(deps.db, tick.payee, tick.maxRoundRows),
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
   };
