@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createPartnerApi } from '../src/api/http-partner-api.js';
+import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
 import { systemClock } from '../src/clock.js';
 import { INTENT_PASS_TUNING, loadConfig } from '../src/config.js';
@@ -56,6 +57,12 @@ const { values: args } = parseArgs({
     'page-size': { type: 'string', multiple: true },
     /** The full-form share (DEFAULT_FULL_FORM_SHARE unless given). */
     share: { type: 'string' },
+    /**
+     * Hold the intents to A = SVC_RATE_LIMIT_RPS × INTENT_POLL_SHARE exactly: a feed spending the
+     * whole limit is written to the spend ledger every second, so the one budget gives the intents
+     * their share and no more (without it, idle other streams leave them the whole limit).
+     */
+    'pin-share': { type: 'boolean', default: false },
   },
 });
 const list = (values: readonly string[] | undefined, fallback: readonly number[], name: string): number[] => {
@@ -81,6 +88,8 @@ if (!Number.isInteger(PAID) || PAID <= 0) throw new Error('--paid takes a positi
 if (!(OVER_MS > 0)) throw new Error('--over takes seconds > 0');
 
 export interface LatencyRow {
+  /** `share`: held to A by a simulated feed (--pin-share); `one-budget`: what idle streams leave. */
+  allowance: 'share' | 'one-budget';
   open: number;
   paid: number;
   overSeconds: number;
@@ -231,7 +240,7 @@ async function main(): Promise<void> {
 
   const allowanceRps = config.api.rateLimitRps * config.intents.pollShare;
   console.log(
-    `alert latency, commit ${commit}, SVC_RATE_LIMIT_RPS=${config.api.rateLimitRps}, ` +
+    `alert latency, commit ${commit}, ${args['pin-share'] ? 'intents held to their share' : 'one budget (other streams idle)'}, SVC_RATE_LIMIT_RPS=${config.api.rateLimitRps}, ` +
       `INTENT_POLL_SHARE=${config.intents.pollShare} (A = ${allowanceRps} requests/s), ` +
       `passes every ${config.schedules.paymentIntentsMs} ms (intents) / ${config.schedules.alertsMs} ms (alerts), ` +
       `load ${loadavg()
@@ -239,6 +248,8 @@ async function main(): Promise<void> {
         .join(' ')}`,
   );
   const rows: LatencyRow[] = [];
+  const feed = new AbortController();
+  if (args['pin-share']) void simulateBusyFeed(feed.signal);
   try {
     for (const pageSize of PAGE_SIZES)
       for (const open of OPEN) {
@@ -249,6 +260,7 @@ async function main(): Promise<void> {
       }
     if (badSignatures > 0) console.log(`WARNING: ${badSignatures} deliveries failed signature verification`);
   } finally {
+    feed.abort();
     await deps.alertDeliveries.close(10_000);
     await api.close();
     redis.disconnect();
@@ -266,6 +278,17 @@ async function main(): Promise<void> {
   }
   console.log(`wrote ${RESULTS_PATH}`);
 
+  /** The feed's spend at the whole limit in the ledger: a minute's worth at once, then every second. */
+  async function simulateBusyFeed(stop: AbortSignal): Promise<void> {
+    const ledger = createSpendLedger({ redis, prefix: config.redisPrefix });
+    const rps = config.api.rateLimitRps;
+    await ledger.record('checkins', rps * 60);
+    while (!stop.aborted) {
+      await sleep(1_000, undefined, { signal: stop }).catch(() => undefined);
+      if (!stop.aborted) await ledger.record('checkins', rps).catch(() => undefined);
+    }
+  }
+
   async function runScenario(scenario: { open: number; pageSize: number }): Promise<LatencyRow> {
     const { open, pageSize } = scenario;
     const paid = Math.min(PAID, open);
@@ -274,6 +297,7 @@ async function main(): Promise<void> {
       (_, i) => sim.control.intents.create({ amount: '1000', description: `bench ${i}` }).id,
     );
     const stop = new AbortController();
+    const settle = new AbortController();
     const intentPasses: { at: number; outcome: PassOutcome }[] = [];
     const loops = [
       onSchedule(
@@ -349,9 +373,37 @@ async function main(): Promise<void> {
     const boundP95Seconds = (0.95 * Math.ceil(open / pageSize)) / allowanceRps;
     const goalP95Seconds = 1.5 * boundP95Seconds + 0.5;
     const p95 = percentile(latencies, 95) / 1000;
-    // Close what is left open so the next scenario starts with its own N open.
-    for (const id of ids) if (!paidAt.has(id)) sim.control.intents.cancel(id);
+    // Close what is left open so the next scenario starts with its own N open, and let the pipeline
+    // see the cancellations (unmeasured): otherwise the next scenario's first round reads past them.
+    const left = ids.filter((id) => !paidAt.has(id));
+    for (const id of left) sim.control.intents.cancel(id);
+    const settleStarted = Date.now();
+    const loopsAgain = [
+      onSchedule(
+        config.schedules.paymentIntentsMs,
+        () =>
+          runPaymentIntentsPass(
+            { ...deps, signal: settle.signal },
+            { slotMs: config.schedules.paymentIntentsMs, sweepPageSize: pageSize },
+          ),
+        settle.signal,
+        [],
+      ),
+    ];
+    while (left.length > 0 && Date.now() - settleStarted < READY_TIMEOUT_MS) {
+      const open = await db
+        .selectFrom('rewards.payment_intents')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('id', 'in', left)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      if (Number(open.n) === 0) break;
+      await sleep(500);
+    }
+    settle.abort();
+    await Promise.all(loopsAgain);
     return {
+      allowance: args['pin-share'] ? 'share' : 'one-budget',
       open,
       paid,
       overSeconds: OVER_MS / 1000,

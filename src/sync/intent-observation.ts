@@ -74,7 +74,8 @@ export type ListedIntentRoute =
   /**
    * A payment (of a pending intent, or first seen paid while watching): recorded and alerted from
    * the list form, completed with what the warehouse holds. `fullFormMissing`: payer and metadata
-   * are not known yet; the stream reads the full form first only when its budget affords it.
+   * are not known yet; the stream reads the full form first only when its budget affords it. Also a
+   * change that raises no event (recorded, no alert; its timestamp read later with the full form).
    */
   | {
       kind: 'record-from-list';
@@ -83,7 +84,7 @@ export type ListedIntentRoute =
       decision: IntentObservationDecision;
       fullFormMissing: boolean;
     }
-  /** A first sight that may raise another event, or any other change: the full form is fetched by id. */
+  /** A first sight that may raise another event, or a change that raises one: the full form is fetched by id. */
   | { kind: 'fetch'; why: 'first-sight' | 'changed' };
 
 export interface ListRouting {
@@ -118,7 +119,19 @@ export function routeListedIntent(
   if (stored.status === listed.status) return { kind: 'unchanged' };
   if (listed.status !== 'paid' || stored.status !== 'pending') {
     const decision = decideIntentObservation({ ...decide, intent: listed, previous: stored.status });
-    return decision.stale ? { kind: 'stale' } : { kind: 'fetch', why: 'changed' };
+    if (decision.stale) return { kind: 'stale' };
+    // A change that raises no event (a cancellation or refund whose type ALERT_EVENTS leaves out) is
+    // recorded from the list form at once: its timestamp (canceled_at, refunded_at) is read later
+    // with the full form. Until it is, the row would stay open and every round would read past it.
+    if (decision.event === null && listed.status !== 'paid')
+      return {
+        kind: 'record-from-list',
+        intent: completedFromList(listed, stored, context.payee),
+        previous: stored.status,
+        decision,
+        fullFormMissing: false,
+      };
+    return { kind: 'fetch', why: 'changed' };
   }
   const intent = paidIntentFromList(listed, stored, context.payee);
   const decision = decideIntentObservation({ ...decide, intent, previous: stored.status });
@@ -196,10 +209,21 @@ function paidIntentFromList(
   stored: StoredIntentView | undefined,
   payee: string | undefined,
 ): PaymentIntent {
+  return {
+    ...completedFromList(listed, stored, payee),
+    ...(listed.updatedAt === undefined ? {} : { paidAt: listed.updatedAt }),
+  };
+}
+
+/** The list form, completed with the fields only the full form carries that the warehouse holds. */
+function completedFromList(
+  listed: PaymentIntent,
+  stored: StoredIntentView | undefined,
+  payee: string | undefined,
+): PaymentIntent {
   const payeeId = stored?.payeeAccountBalanceId ?? payee ?? null;
   return {
     ...listed,
-    ...(listed.updatedAt === undefined ? {} : { paidAt: listed.updatedAt }),
     ...(stored?.payerAccountBalanceId == null ? {} : { payerAccountBalanceId: stored.payerAccountBalanceId }),
     ...(payeeId === null ? {} : { payeeAccountBalanceId: payeeId }),
     ...(stored?.metadata == null ? {} : { metadata: stored.metadata }),

@@ -38,7 +38,7 @@ export interface SweepPlanInput {
   /** List pages this tick may read. */
   pageBudget: number;
   /** The oldest open intent and the rows a newest-first read passes to reach it; null when none is open. */
-  reach: { oldestCreatedAt: Date; depth: number } | null;
+  reach: { oldestCreatedAt: Date; depth: number; oldestIds?: readonly string[] | null } | null;
   /** The discovery horizon: newest created_at already processed. */
   newestCreatedAt: Date | null;
   discoveryLookbackMs: number;
@@ -177,13 +177,25 @@ export function followListOrder(
   return { newestFirst, lastCreatedAt, newestSeen };
 }
 
-/** Whether a (not full) sweep has read far enough: newest first, and past `stopBelow`. */
-export function sweepReachedStop(order: ListOrder, stopBelow: Date | null): boolean {
+/**
+ * Whether a (not full) round has read far enough: newest first, and past `stopBelow`; or, when the
+ * stop is the oldest open intent itself (`oldest`), down to its created_at with every open intent
+ * created at that moment seen (so a page that ends on the oldest open intent ends the round, instead of
+ * one more page being read to find a record below it).
+ */
+export function sweepReachedStop(
+  order: ListOrder,
+  stopBelow: Date | null,
+  oldest?: { createdAt: Date; ids: readonly string[] | null; seen: ReadonlySet<string> },
+): boolean {
+  if (!order.newestFirst || stopBelow === null || order.lastCreatedAt === undefined) return false;
+  if (order.lastCreatedAt < stopBelow.getTime()) return true;
   return (
-    order.newestFirst &&
-    stopBelow !== null &&
-    order.lastCreatedAt !== undefined &&
-    order.lastCreatedAt < stopBelow.getTime()
+    oldest !== undefined &&
+    oldest.ids !== null &&
+    oldest.createdAt.getTime() === stopBelow.getTime() &&
+    order.lastCreatedAt <= stopBelow.getTime() &&
+    oldest.ids.every((id) => oldest.seen.has(id))
   );
 }
 

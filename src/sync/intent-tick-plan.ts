@@ -74,6 +74,21 @@ export function dueLookupLimit(budget: number): number {
   return Math.max(1_000, budget * 50);
 }
 
+/** The longest a round past the open intents may take at the share's pace; deeper ones are polled by id. */
+export const ROUND_REACH_SECONDS = 60;
+
+/**
+ * How many of the newest rows of the list a round covers: what the share (`shareRps`, requests/s)
+ * reads in ROUND_REACH_SECONDS. An open intent below them (one old intent under a day of closed ones)
+ * would make every round read the whole list, so it is polled by id on its schedule instead. Pure.
+ */
+export function maxRoundRows(input: { shareRps: number; pageSize: number }): number {
+  return (
+    Math.max(1, Math.ceil(Math.max(0, input.shareRps) * ROUND_REACH_SECONDS)) *
+    Math.max(1, Math.floor(input.pageSize))
+  );
+}
+
 /** Share of the intents' requests kept from the list round for by-id reads of the full form. */
 export const DEFAULT_FULL_FORM_SHARE = 0.1;
 

@@ -76,7 +76,7 @@ export async function applyListPage(
 /** Records a payment from the list form (the decision routeListedIntent made) and starts its delivery. */
 export async function recordFromList(tick: Tick, route: RecordFromList, observedAt: Date): Promise<void> {
   const { intent, previous, decision } = route;
-  tick.stats.paidSeenInList++;
+  if (intent.status === 'paid') tick.stats.paidSeenInList++;
   const outcome = await recordIntentObservation(
     tick.deps.db,
     { intent, previous, observedAt, watchingSince: tick.state.watchingSince, nextPollAt: null },

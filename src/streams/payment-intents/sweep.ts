@@ -11,7 +11,7 @@ import {
   type ListRound,
   type SweepPlan,
 } from '../../sync/intent-sweep-plan.js';
-import { openIntentsReach } from '../../warehouse/payment-intent-polling.js';
+import { openIntentsReach, type OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
 import { stopsThePass } from '../pass-stop.js';
 import { noteSchemaDrift } from '../schema-drift.js';
@@ -57,7 +57,7 @@ export async function sweepIntentList(
     payee: tick.payee ?? null,
     now: tick.startedAt,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    reach: await openIntentsReach(deps.db, tick.payee),
+    reach: await openIntentsReach(deps.db, tick.payee, tick.maxRoundRows),
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
   };
@@ -82,7 +82,7 @@ export async function sweepIntentList(
         tick.fullFormReserve,
         tick.budget - (plan.prefetchThrough - plan.round.nextPage + 1) - (fullRound ? 1 : 0),
       );
-    result.open = await readRound(tick, plan, result);
+    result.open = await readRound(tick, plan, result, common.reach);
   }
   const fullPages = ticking ? split.full : Math.min(split.full, input.pageBudget - tick.stats.pages);
   if (fullRound && fullPages > 0) {
@@ -92,13 +92,22 @@ export async function sweepIntentList(
       fullSweepDue: true,
       pageBudget: fullPages,
     });
-    result.full = await readRound(tick, plan, result);
+    result.full = await readRound(tick, plan, result, null);
   }
   return result;
 }
 
 /** Reads one round's pages for this tick, as `plan` says, applying each as it arrives. */
-async function readRound(tick: Tick, plan: SweepPlan, output: SweepResult): Promise<RoundRead> {
+async function readRound(
+  tick: Tick,
+  plan: SweepPlan,
+  output: SweepResult,
+  reach: OpenIntentsReach | null,
+): Promise<RoundRead> {
+  const oldest =
+    reach === null
+      ? undefined
+      : { createdAt: reach.oldestCreatedAt, ids: reach.oldestIds, seen: output.seen };
   const read: RoundRead = {
     round: plan.round,
     nextPage: plan.round.nextPage,
@@ -115,7 +124,7 @@ async function readRound(tick: Tick, plan: SweepPlan, output: SweepResult): Prom
       read.newestSeen = order.newestSeen;
       read.nextPage = page + 1;
       const next = answer.pagination.nextPage;
-      if (next === null || (!plan.round.full && sweepReachedStop(order, plan.stopBelow))) {
+      if (next === null || (!plan.round.full && sweepReachedStop(order, plan.stopBelow, oldest))) {
         read.completed = true;
         break;
       }

@@ -91,6 +91,8 @@ export interface Tick {
    * only while the reads queued are fewer; past it they are recorded from the list form at once.
    */
   fullFormRoom: number;
+  /** The newest rows of the list a round covers (maxRoundRows); open intents below are polled by id. */
+  maxRoundRows: number;
   stats: TickStats;
   /** The stream's logger (bound to `stream: payment_intents`). */
   log: StreamDeps<PartnerApi>['logger'];

@@ -4,6 +4,7 @@ import {
   dueLookupLimit,
   earnFullFormCredit,
   fullFormReserve,
+  maxRoundRows,
   fullSweepDue as fullSweepDueAt,
 } from '../../sync/intent-tick-plan.js';
 import { currentAppWalletId } from '../../warehouse/balance.js';
@@ -58,7 +59,15 @@ export async function runIntentTick(
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
   const payee = await currentAppWalletId(db);
-  const due = await findUnreachableDueIntents(db, { payee, limit: dueLookupLimit(plan.shareBudget) });
+  const roundRows = maxRoundRows({
+    shareRps: plan.shareBudget / (plan.intervalMs / 1000),
+    pageSize: settings.sweepPageSize,
+  });
+  const due = await findUnreachableDueIntents(db, {
+    payee,
+    limit: dueLookupLimit(plan.shareBudget),
+    maxRoundRows: roundRows,
+  });
   const open = await countOpenIntents(db);
   // The list round's pages (one per page of open intents, page 0 discovers) plus one by-id read per
   // due intent no round reaches.
@@ -67,6 +76,7 @@ export async function runIntentTick(
   const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
   const split = fullFormReserve(plan.carry.fullFormCredit, { budget, demand });
   const tick = await startTick(deps, settings, { budget, reserve: split.reserve }, payee);
+  tick.maxRoundRows = roundRows;
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
   const fetches = await fetchFullForms(tick, { due, sweep });
@@ -142,6 +152,7 @@ async function startTick(
     budget: spend.budget,
     fullFormReserve: spend.reserve,
     fullFormRoom: spend.reserve,
+    maxRoundRows: Number.POSITIVE_INFINITY,
     stats: emptyTickStats(),
     log,
     noteError(error, what) {

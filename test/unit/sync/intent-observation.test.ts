@@ -235,6 +235,28 @@ describe('routeListedIntent: where one intent of a list page goes', () => {
     });
   });
 
+  it('a cancellation or refund whose event ALERT_EVENTS leaves out: recorded from the list at once, no event, its timestamp read later', () => {
+    const paidOnly = new Set<AlertEventType>(['payment_intent.paid']);
+    const canceled = routeListedIntent(intent('list', 'canceled', { updatedAt: AFTER }), stored('pending'), {
+      watchingSince: WATCHING,
+      events: paidOnly,
+    });
+    expect(canceled).toMatchObject({
+      kind: 'record-from-list',
+      previous: 'pending',
+      fullFormMissing: false,
+      intent: { status: 'canceled', payerAccountBalanceId: PAYER },
+      decision: { transition: { from: 'pending', to: 'canceled' }, event: null },
+    });
+    if (canceled.kind !== 'record-from-list') throw new Error('unreachable');
+    expect(canceled.intent.canceledAt).toBeUndefined();
+    const refunded = routeListedIntent(intent('list', 'refunded'), stored('paid'), {
+      watchingSince: WATCHING,
+      events: paidOnly,
+    });
+    expect(refunded).toMatchObject({ kind: 'record-from-list', decision: { event: null } });
+  });
+
   it('first sights and changes are fetched for the reason the pass logs', () => {
     expect(route(intent('list', 'canceled', { updatedAt: AFTER }), undefined)).toEqual({
       kind: 'fetch',

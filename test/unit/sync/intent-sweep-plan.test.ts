@@ -157,6 +157,17 @@ describe('following the list order', () => {
     expect(sweepReachedStop(order, T(20))).toBe(false);
     expect(sweepReachedStop(order, null)).toBe(false);
   });
+  it('a page that ends on the oldest open intent ends the round once every open intent of that moment was seen', () => {
+    const order = followListOrder(LIST_ORDER_START, [{ createdAt: T(30) }, { createdAt: T(20) }]);
+    const oldest = (ids: string[] | null, seen: string[]) => ({ createdAt: T(20), ids, seen: new Set(seen) });
+    expect(sweepReachedStop(order, T(20))).toBe(false);
+    expect(sweepReachedStop(order, T(20), oldest(['a', 'b'], ['a', 'b', 'c']))).toBe(true);
+    // Another open intent of that moment may sit on the next page; too many to know: read on.
+    expect(sweepReachedStop(order, T(20), oldest(['a', 'b'], ['a']))).toBe(false);
+    expect(sweepReachedStop(order, T(20), oldest(null, ['a']))).toBe(false);
+    // The stop is the horizon, not the oldest open intent: the strict rule.
+    expect(sweepReachedStop(order, T(20), { ...oldest(['a'], ['a']), createdAt: T(10) })).toBe(false);
+  });
   it('a list that is not newest first never stops early', () => {
     const page1 = followListOrder(LIST_ORDER_START, [{ createdAt: T(30) }, { createdAt: T(10) }]);
     const page2 = followListOrder(page1, [{ createdAt: T(20) }, { createdAt: T(5) }]);

@@ -5,6 +5,7 @@ import {
   dueLookupLimit,
   earnFullFormCredit,
   fullFormReserve,
+  maxRoundRows,
   MIN_ROUND_TICK_GAP_MS,
   fullSweepDue,
   intentPassStatus,
@@ -201,5 +202,13 @@ describe('ticks that read a list round follow at the allowance pace', () => {
         readRound: true,
       }),
     ).toBe(2_000);
+  });
+});
+
+describe('how deep a round reaches', () => {
+  it('what the share reads in a minute: 5/s at page 500 covers 150,000 rows, at page 50 15,000', () => {
+    expect(maxRoundRows({ shareRps: 5, pageSize: 500 })).toBe(150_000);
+    expect(maxRoundRows({ shareRps: 5, pageSize: 50 })).toBe(15_000);
+    expect(maxRoundRows({ shareRps: 0, pageSize: 0 })).toBe(1);
   });
 });
