@@ -1,6 +1,11 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config, OAuthConfig } from '../config.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import { oauthSettingsOf, type PassOutcome, type StreamDeps } from './stream.js';
+import { STREAM_NAMES, type StreamName } from './stream-names.js';
+
+// The names are the bottom of src/streams/ (stream-names.ts); re-exported for the CLI and jobs/,
+// which read them with the registry.
+export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
 
 /** How a pass was started. */
 export interface PassContext {
@@ -51,15 +56,11 @@ function wholePass(
   return { needsOAuth: false, followUps: [], ...entry };
 }
 
-/** Types the registry so that a follow-up can only name a stream of the registry. */
-function defineStreams<Name extends string>(
-  streams: Record<Name, StreamDefinition<NoInfer<Name>>>,
-): Record<Name, StreamDefinition<Name>> {
-  return streams;
-}
-
-/** The streams of docs/contract.md, in the order `run all` takes them. Adding a stream is one entry. */
-export const STREAMS = defineStreams({
+/**
+ * The streams of docs/contract.md, one entry per name of STREAM_NAMES (stream-names.ts: the order
+ * `run all` takes them). Adding a stream is its name there and one entry here.
+ */
+export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>> = {
   restaurants: {
     loadPass: async () => withDefaults((await import('./restaurants.js')).runRestaurantsPass),
     everyMs: (config) => config.schedules.restaurantsMs,
@@ -110,15 +111,7 @@ export const STREAMS = defineStreams({
     // Each connected member brings their own tokens; the OAuth client and key must be configured.
     needsOAuth: true,
   }),
-});
-
-export type StreamName = keyof typeof STREAMS;
-
-export const STREAM_NAMES = Object.keys(STREAMS) as [StreamName, ...StreamName[]];
-
-export function isStreamName(name: string): name is StreamName {
-  return Object.hasOwn(STREAMS, name);
-}
+};
 
 /** Whether the configuration lets this stream run at all (an OAuth stream needs OAuth). */
 export function streamEnabled(config: Pick<Config, 'oauth'>, stream: StreamName): boolean {
@@ -134,8 +127,7 @@ export const OAUTH_STREAMS = STREAM_NAMES.filter((stream) => STREAMS[stream].nee
  */
 export function oauthOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAuthConfig {
   if (!STREAMS[stream].needsOAuth) throw new Error(`${stream} does not read with OAuth`);
-  if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
-  return config.oauth;
+  return oauthSettingsOf(config, stream);
 }
 
 /** The passes to run right after this pass's outcome (those the configuration lets run). */

@@ -8,7 +8,7 @@ import {
   restaurantContentHash,
   upsertRestaurantPage,
 } from '../warehouse/restaurants.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 

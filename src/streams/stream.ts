@@ -2,14 +2,16 @@ import type { Kysely } from 'kysely';
 import type { AlertDeliverySlots } from '../alerts/delivery-slots.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config, OAuthConfig } from '../config.js';
 import type { LeaseOptions } from '../leases/with-lease.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
 
-// Stream names live in the registry; re-exported for the modules that only need the name type.
-export { STREAM_NAMES, isStreamName, type StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
+
+// Stream names live in stream-names.ts; re-exported for the modules that only need the name type.
+export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
 
 /** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
 export interface StreamDeps<Api> {
@@ -30,6 +32,16 @@ export function leaseOptionsOf(
   deps: Pick<StreamDeps<unknown>, 'config' | 'signal' | 'logger'>,
 ): LeaseOptions {
   return { ttlMs: deps.config.leases.ttlMs, signal: deps.signal, logger: deps.logger };
+}
+
+/**
+ * The OAuth settings of a pass that reads with OAuth: the worker and `run` never start such a pass
+ * without them (streamEnabled, registry.ts), so their absence here is a programming error. A pass
+ * asks here rather than the registry's oauthOf, which would make it import the registry that loads it.
+ */
+export function oauthSettingsOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAuthConfig {
+  if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
+  return config.oauth;
 }
 
 /** How a snapshot pass (restaurants, challenges) treats what the warehouse already holds. */
