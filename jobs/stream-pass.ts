@@ -65,7 +65,7 @@ export const streamPassJob = defineJob<z.infer<typeof payload>>({
     if ('runId' in result && result.status === 'failed')
       throw new Error(result.error ?? `${stream} pass failed`);
     if ('runId' in result) {
-      for (const next of followUpsOf(context.deps.config, stream, result)) {
+      for (const next of followUpsOf(context.deps.config, stream, result.followUps)) {
         await enqueueCatchUp(context.queue(QUEUES.streams), next);
       }
     }

@@ -1,6 +1,6 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config, OAuthConfig } from '../config.js';
-import { oauthSettingsOf, type PassOutcome, type StreamDeps } from './stream.js';
+import { oauthSettingsOf, type FollowUpSignals, type PassOutcome, type StreamDeps } from './stream.js';
 import { STREAM_NAMES, type StreamName } from './stream-names.js';
 
 // The names are the bottom of src/streams/ (stream-names.ts); re-exported for the CLI and jobs/,
@@ -19,10 +19,10 @@ export interface PassContext {
 /** One full pass of a stream. */
 export type Pass = (deps: StreamDeps<PartnerApi>, context?: PassContext) => Promise<PassOutcome>;
 
-/** A pass worth running right after another one, and what in the first pass's outcome calls for it. */
+/** A pass worth running right after another one, and what in the first pass's signals calls for it. */
 export interface FollowUp<Name extends string> {
   stream: Name;
-  when(outcome: PassOutcome): boolean;
+  when(signals: FollowUpSignals): boolean;
 }
 
 /**
@@ -66,7 +66,7 @@ export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>>
     everyMs: (config) => config.schedules.restaurantsMs,
     needsOAuth: false,
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
-    followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
+    followUps: [{ stream: 'challenges', when: (signals) => (signals.newRestaurants ?? 0) > 0 }],
   },
   checkins: {
     loadPass: async () => withDefaults((await import('./checkins/pass.js')).runCheckinsPass),
@@ -74,12 +74,7 @@ export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>>
     needsOAuth: false,
     // The feed brings new locations: their full form and open hours should not wait for the daily
     // locations tick.
-    followUps: [
-      {
-        stream: 'locations',
-        when: (outcome) => Number(outcome.details?.['locationsNeverRefreshed'] ?? 0) > 0,
-      },
-    ],
+    followUps: [{ stream: 'locations', when: (signals) => (signals.locationsNeverRefreshed ?? 0) > 0 }],
   },
   locations: wholePass({
     loadPass: async () => withDefaults((await import('./locations.js')).runLocationsPass),
@@ -130,14 +125,14 @@ export function oauthOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAut
   return oauthSettingsOf(config, stream);
 }
 
-/** The passes to run right after this pass's outcome (those the configuration lets run). */
+/** The passes to run right after a pass that gave these signals (those the configuration lets run). */
 export function followUpsOf(
   config: Pick<Config, 'oauth'>,
   stream: StreamName,
-  outcome: PassOutcome,
+  signals: FollowUpSignals | undefined,
 ): StreamName[] {
   const followUps: ReadonlyArray<FollowUp<StreamName>> = STREAMS[stream].followUps;
   return followUps
-    .filter((followUp) => followUp.when(outcome) && streamEnabled(config, followUp.stream))
+    .filter((followUp) => followUp.when(signals ?? {}) && streamEnabled(config, followUp.stream))
     .map((followUp) => followUp.stream);
 }

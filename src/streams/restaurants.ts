@@ -67,6 +67,7 @@ export async function runRestaurantsPass(
     rows: read.written,
     requests: read.pages + (read.interruption === undefined ? 0 : 1),
     details,
+    followUps: { newRestaurants: plan.inserts.length },
     ...(read.interruption === undefined ? {} : { error: read.interruption.message }),
   };
 }

@@ -55,12 +55,25 @@ export interface SnapshotPassOptions {
   everyRecord?: boolean;
 }
 
+/**
+ * What a pass found that calls for another stream's pass at once: the registry's `followUps`
+ * (registry.ts) read these, never `details`, which is for people.
+ */
+export interface FollowUpSignals {
+  /** Restaurants this pass saw for the first time: their challenges are to be read. */
+  newRestaurants?: number;
+  /** Locations the check-in feed named whose full form was never read (the planner's tick). */
+  locationsNeverRefreshed?: number;
+}
+
 export interface PassOutcome {
   status: 'succeeded' | 'partial' | 'failed';
   rows: number;
   requests?: number;
   /** Shown in sync_runs.details and `status`: what a person needs to know about this pass. */
   details?: Record<string, unknown>;
+  /** What the worker acts on after the pass (not stored; registry.ts's followUps). */
+  followUps?: FollowUpSignals;
   error?: string;
   /** One line per piece of work left undone (a failed window and why): `run` prints them and exits 1. */
   problems?: string[];

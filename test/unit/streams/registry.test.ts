@@ -92,23 +92,14 @@ describe('the stream registry', () => {
   });
 
   it('a restaurants pass that found new restaurants is followed by a challenges pass', () => {
-    const outcome = (details: Record<string, unknown>) => ({
-      status: 'succeeded' as const,
-      rows: 1,
-      details,
-    });
-    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 2 }))).toEqual(['challenges']);
-    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 0 }))).toEqual([]);
-    expect(followUpsOf(withoutOAuth, 'challenges', outcome({ new: 2 }))).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'restaurants', { newRestaurants: 2 })).toEqual(['challenges']);
+    expect(followUpsOf(withoutOAuth, 'restaurants', { newRestaurants: 0 })).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'restaurants', undefined)).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'challenges', { newRestaurants: 2 })).toEqual([]);
   });
 
   it('a check-in planner tick that found never-refreshed locations is followed by a locations pass', () => {
-    const outcome = (locationsNeverRefreshed: number) => ({
-      status: 'succeeded' as const,
-      rows: 0,
-      details: { locationsNeverRefreshed },
-    });
-    expect(followUpsOf(withoutOAuth, 'checkins', outcome(3))).toEqual(['locations']);
-    expect(followUpsOf(withoutOAuth, 'checkins', outcome(0))).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'checkins', { locationsNeverRefreshed: 3 })).toEqual(['locations']);
+    expect(followUpsOf(withoutOAuth, 'checkins', { locationsNeverRefreshed: 0 })).toEqual([]);
   });
 });
