@@ -41,6 +41,11 @@ export interface StreamDefinition<Name extends string = string> {
   needsOAuth: boolean;
   /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
   followUps: ReadonlyArray<FollowUp<Name>>;
+  /**
+   * The worker job that schedules the stream (jobs/): `stream-pass` runs the whole pass every
+   * `everyMs`; the check-in feed has a planner of its own (`checkins-plan`, then one job per window).
+   */
+  scheduledBy: 'stream-pass' | 'checkins-plan';
 }
 
 /** A pass whose tuning argument keeps its defaults when the worker or `run` calls it. */
@@ -49,11 +54,11 @@ const withDefaults =
   (deps) =>
     run(deps);
 
-/** The common case: no OAuth, no follow-ups. */
+/** The common case: no OAuth, no follow-ups, one `stream-pass` job per tick. */
 function wholePass(
   entry: Pick<StreamDefinition, 'loadPass' | 'everyMs'> & { needsOAuth?: boolean },
 ): StreamDefinition<never> {
-  return { needsOAuth: false, followUps: [], ...entry };
+  return { needsOAuth: false, followUps: [], scheduledBy: 'stream-pass', ...entry };
 }
 
 /**
@@ -65,6 +70,7 @@ export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>>
     loadPass: async () => withDefaults((await import('./restaurants.js')).runRestaurantsPass),
     everyMs: (config) => config.schedules.restaurantsMs,
     needsOAuth: false,
+    scheduledBy: 'stream-pass',
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
     followUps: [{ stream: 'challenges', when: (signals) => (signals.newRestaurants ?? 0) > 0 }],
   },
@@ -72,6 +78,7 @@ export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>>
     loadPass: async () => withDefaults((await import('./checkins/pass.js')).runCheckinsPass),
     everyMs: (config) => config.schedules.checkinsMs,
     needsOAuth: false,
+    scheduledBy: 'checkins-plan',
     // The feed brings new locations: their full form and open hours should not wait for the daily
     // locations tick.
     followUps: [{ stream: 'locations', when: (signals) => (signals.locationsNeverRefreshed ?? 0) > 0 }],

@@ -13,6 +13,7 @@ import {
 } from '../../../src/streams/registry.js';
 import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
 import { scheduledPasses, streamPassJob } from '../../../jobs/stream-pass.js';
+import { JOBS } from '../../../jobs/registry.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
@@ -88,6 +89,13 @@ describe('the stream registry', () => {
     expect(scheduledPasses(withOAuth).find((s) => s.stream === 'payment_intents')?.everyMs).toBe(3 * 60_000);
     expect(checkinsPlanJob.schedules(withoutOAuth)).toEqual([
       { id: 'checkins-plan', everyMs: 45_000, data: {} },
+    ]);
+  });
+
+  it("names for every stream a worker job that schedules it, and only checkins' planner besides stream-pass", () => {
+    for (const stream of STREAM_NAMES) expect(JOBS[STREAMS[stream].scheduledBy]).toBeDefined();
+    expect(STREAM_NAMES.filter((stream) => STREAMS[stream].scheduledBy !== 'stream-pass')).toEqual([
+      'checkins',
     ]);
   });
 
