@@ -14,6 +14,8 @@ import {
 import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
 import { scheduledPasses, streamPassJob } from '../../../jobs/stream-pass.js';
 import { JOBS } from '../../../jobs/registry.js';
+import { ROUTE_FAMILIES } from '../../../src/api/credential-routing.js';
+import { BUDGET_STREAMS, type BudgetStream } from '../../../src/sync/budget-allocation.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
@@ -97,6 +99,25 @@ describe('the stream registry', () => {
     expect(STREAM_NAMES.filter((stream) => STREAMS[stream].scheduledBy !== 'stream-pass')).toEqual([
       'checkins',
     ]);
+  });
+
+  // BUDGET_STREAMS (src/sync/budget-allocation.ts) and ROUTE_FAMILIES (src/api/credential-routing.ts)
+  // stay in their layers, below the registry, which the API client and the budget read on every
+  // request: this holds them to it, so a stream added here without them fails at once.
+  it('every stream that reads the partner API has a stream of the budget and routes with its credential', () => {
+    const readsTheApi = STREAM_NAMES.filter((stream) => stream !== 'alerts');
+    const budget: readonly string[] = BUDGET_STREAMS;
+    expect(readsTheApi.filter((stream) => !budget.includes(stream))).toEqual([]);
+    expect(budget.includes('alerts')).toBe(false);
+    for (const stream of readsTheApi) {
+      const families = ROUTE_FAMILIES.filter((family) => family.spendsOn === (stream as BudgetStream));
+      expect(families.length, stream).toBeGreaterThan(0);
+      const credential = STREAMS[stream].needsOAuth ? 'bearer' : 'api-key';
+      expect(
+        families.map((family) => family.credential),
+        stream,
+      ).toEqual(families.map(() => credential));
+    }
   });
 
   it('a restaurants pass that found new restaurants is followed by a challenges pass', () => {
