@@ -25,12 +25,7 @@ export const checkinsPlanJob = defineJob({
     const enqueued = await enqueueWindows(context.queue(QUEUES.checkinsWindow), due);
     const watermark = await updateWatermark(deps);
     const { neverRefreshed } = await countLocations(deps.db);
-    const outcome = {
-      status: 'succeeded' as const,
-      rows: 0,
-      details: { locationsNeverRefreshed: neverRefreshed },
-    };
-    for (const next of followUpsOf(deps.config, CHECKINS, outcome)) {
+    for (const next of followUpsOf(deps.config, CHECKINS, { locationsNeverRefreshed: neverRefreshed })) {
       await enqueueCatchUp(context.queue(QUEUES.streams), next);
     }
     return { ...prepared, enqueued, watermark, locationsNeverRefreshed: neverRefreshed };

@@ -21,14 +21,14 @@ const payload = z.object({
   busyTries: z.number().int().nonnegative().optional(),
 });
 
-/** Streams with a job of their own instead of a `stream-pass` scheduler: the check-in planner. */
-const OWN_JOB_STREAMS: ReadonlySet<StreamName> = new Set(['checkins']);
-
-/** The streams the worker runs as one `stream-pass` job each, with their intervals. */
+/**
+ * The streams the worker runs as one `stream-pass` job each, with their intervals: those the
+ * registry has `scheduledBy: 'stream-pass'` (the check-in feed has its planner, checkins-plan.ts).
+ */
 export function scheduledPasses(config: Config): Array<{ stream: StreamName; everyMs: number }> {
-  return STREAM_NAMES.filter((stream) => !OWN_JOB_STREAMS.has(stream) && streamEnabled(config, stream)).map(
-    (stream) => ({ stream, everyMs: STREAMS[stream].everyMs(config) }),
-  );
+  return STREAM_NAMES.filter(
+    (stream) => STREAMS[stream].scheduledBy === 'stream-pass' && streamEnabled(config, stream),
+  ).map((stream) => ({ stream, everyMs: STREAMS[stream].everyMs(config) }));
 }
 
 /** A catch-up that finds its stream busy waits 2 s, 4 s, … 32 s, then gives way to the schedule. */
@@ -65,7 +65,7 @@ export const streamPassJob = defineJob<z.infer<typeof payload>>({
     if ('runId' in result && result.status === 'failed')
       throw new Error(result.error ?? `${stream} pass failed`);
     if ('runId' in result) {
-      for (const next of followUpsOf(context.deps.config, stream, result)) {
+      for (const next of followUpsOf(context.deps.config, stream, result.followUps)) {
         await enqueueCatchUp(context.queue(QUEUES.streams), next);
       }
     }

@@ -23,7 +23,7 @@ import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
 
-/** The alerts stream's name (STREAMS in src/streams/registry.ts), as its log lines carry it. */
+/** The alerts stream's name (STREAM_NAMES in src/streams/stream-names.ts), as its log lines carry it. */
 const STREAM = 'alerts';
 
 /** What delivery needs of a stream's deps (StreamDeps, src/streams/stream.ts); every pass's deps fit. */

@@ -5,7 +5,12 @@ import type { CredentialKind } from './errors.js';
 // The two credentials are not interchangeable: an API key on a bearer route is a 401, and a bearer
 // token is never sent to a discovery route (it would leak a member token to routes that do not need it).
 // Each family's requests are counted against one stream of the shared budget (spend-ledger.ts).
-const ROUTE_FAMILIES: readonly { prefix: string; credential: CredentialKind; spendsOn: BudgetStream }[] = [
+// Exported for the test that holds it to the stream registry (test/unit/streams/registry.test.ts).
+export const ROUTE_FAMILIES: readonly {
+  prefix: string;
+  credential: CredentialKind;
+  spendsOn: BudgetStream;
+}[] = [
   { prefix: '/restaurants', credential: 'api-key', spendsOn: 'restaurants' },
   { prefix: '/locations', credential: 'api-key', spendsOn: 'locations' },
   { prefix: '/check_ins', credential: 'api-key', spendsOn: 'checkins' },

@@ -1,7 +1,7 @@
 import type { PipelineMetrics } from '../metrics.js';
 import type { GaugeFigures } from '../status/collect-status.js';
 import { QUEUE_STATES, WINDOW_STATES } from '../status/status-report.js';
-import type { StreamName } from '../streams/registry.js';
+import type { StreamName } from '../streams/stream-names.js';
 
 const CHECKINS = 'checkins' satisfies StreamName;
 

@@ -3,7 +3,7 @@ import { driftOf } from '../records/parse.js';
 import { driftCounts } from '../records/schema-drift.js';
 import { insertBalanceSnapshot } from '../warehouse/balance.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 

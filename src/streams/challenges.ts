@@ -17,7 +17,7 @@ import { learnedRead } from '../sync/read-cadence.js';
 import type { ReadState } from '../sync/read-cadence.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import { streamAllowance } from './stream-budget.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
 const STREAM = 'challenges' satisfies StreamName;

@@ -18,7 +18,7 @@ import { readStatesOfKind, recordReads } from '../warehouse/record-reads.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { stopsThePass } from './pass-stop.js';
 import { isPassInterruption } from './snapshot-list.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 

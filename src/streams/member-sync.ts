@@ -22,9 +22,8 @@ import { stripControlCharacters } from '../terminal-text.js';
 import { protectRejectedPayload } from '../sync/member-pii.js';
 import type { Executor } from '../warehouse/database.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
-import type { StreamDeps } from './stream.js';
-import type { StreamName } from './registry.js';
-import { oauthOf } from './registry.js';
+import { oauthSettingsOf, type StreamDeps } from './stream.js';
+import type { StreamName } from './stream-names.js';
 
 const STREAM = 'members' satisfies StreamName;
 /** Pages of visits one member may take per pass (the first read of a long history resumes next pass). */
@@ -142,7 +141,7 @@ async function noteProfileDrift(
 }
 
 function piiPolicy(deps: StreamDeps<PartnerApi>): MemberPiiPolicy {
-  return { mode: deps.config.members.pii, key: oauthOf(deps.config, 'members').encryptionKey.reveal() };
+  return { mode: deps.config.members.pii, key: oauthSettingsOf(deps.config, STREAM).encryptionKey.reveal() };
 }
 
 /**

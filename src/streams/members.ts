@@ -26,7 +26,7 @@ import {
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import { syncMember, type MemberSyncResult } from './member-sync.js';
 import { createTokenStore, memberAccessTokenExpiries } from '../warehouse/oauth-tokens.js';
 import { memberTokenRow } from '../api/oauth/member-connection.js';

@@ -1,6 +1,11 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config, OAuthConfig } from '../config.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+import { oauthSettingsOf, type FollowUpSignals, type PassOutcome, type StreamDeps } from './stream.js';
+import { STREAM_NAMES, type StreamName } from './stream-names.js';
+
+// The names are the bottom of src/streams/ (stream-names.ts); re-exported for the CLI and jobs/,
+// which read them with the registry.
+export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
 
 /** How a pass was started. */
 export interface PassContext {
@@ -14,10 +19,10 @@ export interface PassContext {
 /** One full pass of a stream. */
 export type Pass = (deps: StreamDeps<PartnerApi>, context?: PassContext) => Promise<PassOutcome>;
 
-/** A pass worth running right after another one, and what in the first pass's outcome calls for it. */
+/** A pass worth running right after another one, and what in the first pass's signals calls for it. */
 export interface FollowUp<Name extends string> {
   stream: Name;
-  when(outcome: PassOutcome): boolean;
+  when(signals: FollowUpSignals): boolean;
 }
 
 /**
@@ -36,6 +41,11 @@ export interface StreamDefinition<Name extends string = string> {
   needsOAuth: boolean;
   /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
   followUps: ReadonlyArray<FollowUp<Name>>;
+  /**
+   * The worker job that schedules the stream (jobs/): `stream-pass` runs the whole pass every
+   * `everyMs`; the check-in feed has a planner of its own (`checkins-plan`, then one job per window).
+   */
+  scheduledBy: 'stream-pass' | 'checkins-plan';
 }
 
 /** A pass whose tuning argument keeps its defaults when the worker or `run` calls it. */
@@ -44,41 +54,34 @@ const withDefaults =
   (deps) =>
     run(deps);
 
-/** The common case: no OAuth, no follow-ups. */
+/** The common case: no OAuth, no follow-ups, one `stream-pass` job per tick. */
 function wholePass(
   entry: Pick<StreamDefinition, 'loadPass' | 'everyMs'> & { needsOAuth?: boolean },
 ): StreamDefinition<never> {
-  return { needsOAuth: false, followUps: [], ...entry };
+  return { needsOAuth: false, followUps: [], scheduledBy: 'stream-pass', ...entry };
 }
 
-/** Types the registry so that a follow-up can only name a stream of the registry. */
-function defineStreams<Name extends string>(
-  streams: Record<Name, StreamDefinition<NoInfer<Name>>>,
-): Record<Name, StreamDefinition<Name>> {
-  return streams;
-}
-
-/** The streams of docs/contract.md, in the order `run all` takes them. Adding a stream is one entry. */
-export const STREAMS = defineStreams({
+/**
+ * The streams of docs/contract.md, one entry per name of STREAM_NAMES (stream-names.ts: the order
+ * `run all` takes them). Adding a stream is its name there and one entry here.
+ */
+export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>> = {
   restaurants: {
     loadPass: async () => withDefaults((await import('./restaurants.js')).runRestaurantsPass),
     everyMs: (config) => config.schedules.restaurantsMs,
     needsOAuth: false,
+    scheduledBy: 'stream-pass',
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
-    followUps: [{ stream: 'challenges', when: (outcome) => Number(outcome.details?.['new'] ?? 0) > 0 }],
+    followUps: [{ stream: 'challenges', when: (signals) => (signals.newRestaurants ?? 0) > 0 }],
   },
   checkins: {
     loadPass: async () => withDefaults((await import('./checkins/pass.js')).runCheckinsPass),
     everyMs: (config) => config.schedules.checkinsMs,
     needsOAuth: false,
+    scheduledBy: 'checkins-plan',
     // The feed brings new locations: their full form and open hours should not wait for the daily
     // locations tick.
-    followUps: [
-      {
-        stream: 'locations',
-        when: (outcome) => Number(outcome.details?.['locationsNeverRefreshed'] ?? 0) > 0,
-      },
-    ],
+    followUps: [{ stream: 'locations', when: (signals) => (signals.locationsNeverRefreshed ?? 0) > 0 }],
   },
   locations: wholePass({
     loadPass: async () => withDefaults((await import('./locations.js')).runLocationsPass),
@@ -110,15 +113,7 @@ export const STREAMS = defineStreams({
     // Each connected member brings their own tokens; the OAuth client and key must be configured.
     needsOAuth: true,
   }),
-});
-
-export type StreamName = keyof typeof STREAMS;
-
-export const STREAM_NAMES = Object.keys(STREAMS) as [StreamName, ...StreamName[]];
-
-export function isStreamName(name: string): name is StreamName {
-  return Object.hasOwn(STREAMS, name);
-}
+};
 
 /** Whether the configuration lets this stream run at all (an OAuth stream needs OAuth). */
 export function streamEnabled(config: Pick<Config, 'oauth'>, stream: StreamName): boolean {
@@ -134,18 +129,17 @@ export const OAUTH_STREAMS = STREAM_NAMES.filter((stream) => STREAMS[stream].nee
  */
 export function oauthOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAuthConfig {
   if (!STREAMS[stream].needsOAuth) throw new Error(`${stream} does not read with OAuth`);
-  if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
-  return config.oauth;
+  return oauthSettingsOf(config, stream);
 }
 
-/** The passes to run right after this pass's outcome (those the configuration lets run). */
+/** The passes to run right after a pass that gave these signals (those the configuration lets run). */
 export function followUpsOf(
   config: Pick<Config, 'oauth'>,
   stream: StreamName,
-  outcome: PassOutcome,
+  signals: FollowUpSignals | undefined,
 ): StreamName[] {
   const followUps: ReadonlyArray<FollowUp<StreamName>> = STREAMS[stream].followUps;
   return followUps
-    .filter((followUp) => followUp.when(outcome) && streamEnabled(config, followUp.stream))
+    .filter((followUp) => followUp.when(signals ?? {}) && streamEnabled(config, followUp.stream))
     .map((followUp) => followUp.stream);
 }

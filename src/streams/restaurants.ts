@@ -8,7 +8,7 @@ import {
   restaurantContentHash,
   upsertRestaurantPage,
 } from '../warehouse/restaurants.js';
-import type { StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
@@ -67,6 +67,7 @@ export async function runRestaurantsPass(
     rows: read.written,
     requests: read.pages + (read.interruption === undefined ? 0 : 1),
     details,
+    followUps: { newRestaurants: plan.inserts.length },
     ...(read.interruption === undefined ? {} : { error: read.interruption.message }),
   };
 }

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { ResyncProgress, ResyncRange } from '../sync/resync-plan.js';
 import { runStreamPass, type PassResult } from './passes.js';
-import type { Pass, StreamName } from './registry.js';
+import type { Pass } from './registry.js';
+import type { StreamName } from './stream-names.js';
 import type { StreamDeps } from './stream.js';
 
 export interface ResyncPassOptions {

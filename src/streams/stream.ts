@@ -2,14 +2,16 @@ import type { Kysely } from 'kysely';
 import type { AlertDeliverySlots } from '../alerts/delivery-slots.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config, OAuthConfig } from '../config.js';
 import type { LeaseOptions } from '../leases/with-lease.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
 
-// Stream names live in the registry; re-exported for the modules that only need the name type.
-export { STREAM_NAMES, isStreamName, type StreamName } from './registry.js';
+import type { StreamName } from './stream-names.js';
+
+// Stream names live in stream-names.ts; re-exported for the modules that only need the name type.
+export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
 
 /** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
 export interface StreamDeps<Api> {
@@ -32,6 +34,16 @@ export function leaseOptionsOf(
   return { ttlMs: deps.config.leases.ttlMs, signal: deps.signal, logger: deps.logger };
 }
 
+/**
+ * The OAuth settings of a pass that reads with OAuth: the worker and `run` never start such a pass
+ * without them (streamEnabled, registry.ts), so their absence here is a programming error. A pass
+ * asks here rather than the registry's oauthOf, which would make it import the registry that loads it.
+ */
+export function oauthSettingsOf(config: Pick<Config, 'oauth'>, stream: StreamName): OAuthConfig {
+  if (config.oauth === undefined) throw new Error(`${stream} needs OAuth, which is not configured`);
+  return config.oauth;
+}
+
 /** How a snapshot pass (restaurants, challenges) treats what the warehouse already holds. */
 export interface SnapshotPassOptions {
   /**
@@ -43,12 +55,25 @@ export interface SnapshotPassOptions {
   everyRecord?: boolean;
 }
 
+/**
+ * What a pass found that calls for another stream's pass at once: the registry's `followUps`
+ * (registry.ts) read these, never `details`, which is for people.
+ */
+export interface FollowUpSignals {
+  /** Restaurants this pass saw for the first time: their challenges are to be read. */
+  newRestaurants?: number;
+  /** Locations the check-in feed named whose full form was never read (the planner's tick). */
+  locationsNeverRefreshed?: number;
+}
+
 export interface PassOutcome {
   status: 'succeeded' | 'partial' | 'failed';
   rows: number;
   requests?: number;
   /** Shown in sync_runs.details and `status`: what a person needs to know about this pass. */
   details?: Record<string, unknown>;
+  /** What the worker acts on after the pass (not stored; registry.ts's followUps). */
+  followUps?: FollowUpSignals;
   error?: string;
   /** One line per piece of work left undone (a failed window and why): `run` prints them and exits 1. */
   problems?: string[];

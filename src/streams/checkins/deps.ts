@@ -1,7 +1,7 @@
 import type { PartnerApi } from '../../api/partner-api.js';
 import type { Window } from '../../sync/windows.js';
 import { CHECKINS_STREAM } from '../../warehouse/sync-windows.js';
-import type { StreamName } from '../registry.js';
+import type { StreamName } from '../stream-names.js';
 import type { StreamDeps } from '../stream.js';
 
 /** What the check-in feed's work is given: the two feed calls of the partner API. */

@@ -58,6 +58,8 @@ describe('restaurants snapshot', () => {
       seen: listed.length,
       new: listed.length,
     });
+    // The worker follows it with a challenges pass (registry.ts reads the signal, not the details).
+    expect(outcome.followUps).toEqual({ newRestaurants: listed.length });
     expect(await historyCount()).toBe(listed.length);
   });
 

@@ -13,6 +13,9 @@ import {
 } from '../../../src/streams/registry.js';
 import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
 import { scheduledPasses, streamPassJob } from '../../../jobs/stream-pass.js';
+import { JOBS } from '../../../jobs/registry.js';
+import { ROUTE_FAMILIES } from '../../../src/api/credential-routing.js';
+import { BUDGET_STREAMS, type BudgetStream } from '../../../src/sync/budget-allocation.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
@@ -91,24 +94,41 @@ describe('the stream registry', () => {
     ]);
   });
 
+  it("names for every stream a worker job that schedules it, and only checkins' planner besides stream-pass", () => {
+    for (const stream of STREAM_NAMES) expect(JOBS[STREAMS[stream].scheduledBy]).toBeDefined();
+    expect(STREAM_NAMES.filter((stream) => STREAMS[stream].scheduledBy !== 'stream-pass')).toEqual([
+      'checkins',
+    ]);
+  });
+
+  // BUDGET_STREAMS (src/sync/budget-allocation.ts) and ROUTE_FAMILIES (src/api/credential-routing.ts)
+  // stay in their layers, below the registry, which the API client and the budget read on every
+  // request: this holds them to it, so a stream added here without them fails at once.
+  it('every stream that reads the partner API has a stream of the budget and routes with its credential', () => {
+    const readsTheApi = STREAM_NAMES.filter((stream) => stream !== 'alerts');
+    const budget: readonly string[] = BUDGET_STREAMS;
+    expect(readsTheApi.filter((stream) => !budget.includes(stream))).toEqual([]);
+    expect(budget.includes('alerts')).toBe(false);
+    for (const stream of readsTheApi) {
+      const families = ROUTE_FAMILIES.filter((family) => family.spendsOn === (stream as BudgetStream));
+      expect(families.length, stream).toBeGreaterThan(0);
+      const credential = STREAMS[stream].needsOAuth ? 'bearer' : 'api-key';
+      expect(
+        families.map((family) => family.credential),
+        stream,
+      ).toEqual(families.map(() => credential));
+    }
+  });
+
   it('a restaurants pass that found new restaurants is followed by a challenges pass', () => {
-    const outcome = (details: Record<string, unknown>) => ({
-      status: 'succeeded' as const,
-      rows: 1,
-      details,
-    });
-    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 2 }))).toEqual(['challenges']);
-    expect(followUpsOf(withoutOAuth, 'restaurants', outcome({ new: 0 }))).toEqual([]);
-    expect(followUpsOf(withoutOAuth, 'challenges', outcome({ new: 2 }))).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'restaurants', { newRestaurants: 2 })).toEqual(['challenges']);
+    expect(followUpsOf(withoutOAuth, 'restaurants', { newRestaurants: 0 })).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'restaurants', undefined)).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'challenges', { newRestaurants: 2 })).toEqual([]);
   });
 
   it('a check-in planner tick that found never-refreshed locations is followed by a locations pass', () => {
-    const outcome = (locationsNeverRefreshed: number) => ({
-      status: 'succeeded' as const,
-      rows: 0,
-      details: { locationsNeverRefreshed },
-    });
-    expect(followUpsOf(withoutOAuth, 'checkins', outcome(3))).toEqual(['locations']);
-    expect(followUpsOf(withoutOAuth, 'checkins', outcome(0))).toEqual([]);
+    expect(followUpsOf(withoutOAuth, 'checkins', { locationsNeverRefreshed: 3 })).toEqual(['locations']);
+    expect(followUpsOf(withoutOAuth, 'checkins', { locationsNeverRefreshed: 0 })).toEqual([]);
   });
 });
