@@ -36,7 +36,7 @@ async function backfill(context: CliContext, options: BackfillOptions): Promise<
     const to = rangeEnd(runtime, from, options.to);
     const planned = await planRange(runtime, from, to);
     const { windowsToPage } = await import('../../streams/checkins/windows-to-page.js');
-    const { enqueueWindowsFor } = await import('../../../jobs/checkins-window.js');
+    const { enqueueWindowsFor } = await import('../window-queue.js');
     const due = (await windowsToPage(runtime.db)).filter(
       (row) => row.window_start >= from && row.window_end <= to,
     );
