@@ -1,16 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
-import { windowsToResync, type ResyncProgress, type ResyncRange } from '../sync/resync-plan.js';
-import { windowKey, type Window } from '../sync/windows.js';
-import { windowsOverlapping } from '../warehouse/resync.js';
-import { windowOf } from '../warehouse/sync-windows.js';
-import type { CheckinsDeps } from './checkins/deps.js';
-import { pageWindow, type WindowOutcome } from './checkins/page-window.js';
-import { planCheckinWindows } from './checkins/plan.js';
-import { updateWatermark } from './checkins/watermark.js';
-import { CHECKIN_WINDOWS_IN_FLIGHT } from './checkins/windows-in-flight.js';
-import { stopsThePass } from './pass-stop.js';
-import type { PassOutcome } from './stream.js';
+import { windowsToResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
+import { windowKey, type Window } from '../../sync/windows.js';
+import { windowsOverlapping } from '../../warehouse/resync.js';
+import { windowOf } from '../../warehouse/sync-windows.js';
+import type { CheckinsDeps } from './deps.js';
+import { pageWindow, type WindowOutcome } from './page-window.js';
+import { planCheckinWindows } from './plan.js';
+import { updateWatermark } from './watermark.js';
+import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
+import { stopsThePass } from '../pass-stop.js';
+import type { PassOutcome } from '../stream.js';
 
 export interface CheckinsResyncOptions {
   range: ResyncRange;
