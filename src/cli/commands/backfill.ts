@@ -49,7 +49,7 @@ async function backfill(context: CliContext, options: BackfillOptions): Promise<
     const paging = (await anyWindowWorker(runtime))
       ? undefined
       : pageHere(context, { ...runtime.deps, signal: controller.signal }, { from, to });
-    const { windowsInRange } = await import('../../warehouse/sync-windows.js');
+    const { windowsInRange } = await import('../../streams/checkins/window-lifecycle.js');
     try {
       await waitForRange(
         context,

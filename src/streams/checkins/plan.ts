@@ -6,7 +6,7 @@ import {
   knownWindowsOverlapping,
   loadCheckinsState,
   saveCheckinsState,
-} from '../../warehouse/sync-windows.js';
+} from './window-lifecycle.js';
 import { leaseOptionsOf } from '../stream.js';
 import type { CheckinsDeps } from './deps.js';
 import { mergeFragments } from './merge-fragments.js';

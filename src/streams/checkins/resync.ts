@@ -3,7 +3,7 @@ import pMap from 'p-map';
 import { windowsToResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
 import { windowKey, type Window } from '../../sync/windows.js';
 import { windowsOverlapping } from '../../warehouse/resync.js';
-import { windowOf } from '../../warehouse/sync-windows.js';
+import { RESYNC_ATTEMPTS, windowOf } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { pageWindow, type WindowOutcome } from './page-window.js';
 import { planCheckinWindows } from './plan.js';
@@ -21,8 +21,6 @@ export interface CheckinsResyncOptions {
   lockedRetryMs?: number;
 }
 
-/** Attempts per window within one re-sync before it is named as left behind. */
-const MAX_ATTEMPTS = 3;
 /** Tries for the planner lease (a worker's planner holds it for a moment each tick). */
 const PLANNER_TRIES = 120;
 /** Listings of the range's windows one re-sync makes at most. */
@@ -34,7 +32,7 @@ interface ResyncRun {
   /** Windows re-paged, by windowKey. */
   done: Set<string>;
   attempts: Map<string, number>;
-  /** Windows failed MAX_ATTEMPTS times, with their last error. */
+  /** Windows failed RESYNC_ATTEMPTS times, with their last error. */
   givenUp: Map<string, string>;
   tally: { repaged: number; split: number; failed: number; locked: number; rows: number; removed: number };
   requests: number;
@@ -167,7 +165,7 @@ function noteOutcome(
       tally.failed++;
       const tries = (run.attempts.get(key) ?? 0) + 1;
       run.attempts.set(key, tries);
-      if (tries >= MAX_ATTEMPTS) run.givenUp.set(key, outcome.error);
+      if (tries >= RESYNC_ATTEMPTS) run.givenUp.set(key, outcome.error);
       return 'progressed';
     }
     case 'skipped':
@@ -182,7 +180,7 @@ function resyncOutcome(run: ResyncRun, planned: number, watermark: Date | null):
   const { tally } = run;
   const problems = [
     ...[...run.givenUp].map(
-      ([key, error]) => `window ${describeKey(key)} failed ${MAX_ATTEMPTS} times: ${error}`,
+      ([key, error]) => `window ${describeKey(key)} failed ${RESYNC_ATTEMPTS} times: ${error}`,
     ),
     ...run.stillLocked.map(
       (window) =>

@@ -1,7 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import { windowKey, type Window } from '../../sync/windows.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { windowOf } from '../../warehouse/sync-windows.js';
+import { windowOf } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { pageWindow } from './page-window.js';
 import { updateWatermark } from './watermark.js';
