@@ -110,12 +110,8 @@ function rangeEnd(runtime: Runtime, from: Date, toOption: string | undefined): D
 
 /** New windows planned; a worker's planner holds the planner lease for a moment each tick: wait for it. */
 async function planRange(runtime: Runtime, from: Date, to: Date): Promise<number> {
-  const { planCheckinWindows } = await import('../../streams/checkins/plan.js');
-  let plan = await planCheckinWindows(runtime.deps, { from, to });
-  for (let tries = 0; plan.busy && tries < 120; tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    plan = await planCheckinWindows(runtime.deps, { from, to });
-  }
+  const { planWhenPlannerFree } = await import('../../streams/checkins/plan.js');
+  const plan = await planWhenPlannerFree(runtime.deps, { from, to });
   if (plan.busy) {
     throw new CliExit(
       ExitCode.failed,

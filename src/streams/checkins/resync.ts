@@ -6,7 +6,7 @@ import { windowsOverlapping } from '../../warehouse/resync.js';
 import { RESYNC_ATTEMPTS, windowOf } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { pageWindow, type WindowOutcome } from './page-window.js';
-import { planCheckinWindows } from './plan.js';
+import { planWhenPlannerFree } from './plan.js';
 import { updateWatermark } from './watermark.js';
 import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
 import { stopsThePass } from '../pass-stop.js';
@@ -21,8 +21,6 @@ export interface CheckinsResyncOptions {
   lockedRetryMs?: number;
 }
 
-/** Tries for the planner lease (a worker's planner holds it for a moment each tick). */
-const PLANNER_TRIES = 120;
 /** Listings of the range's windows one re-sync makes at most. */
 const MAX_ROUNDS = 1_000;
 
@@ -96,11 +94,7 @@ async function planTheRange(
     ...(range.from === null ? {} : { from: new Date(range.from) }),
     ...(range.to === null ? {} : { to: new Date(range.to) }),
   };
-  let plan = await planCheckinWindows(deps, planRange);
-  for (let tries = 1; plan.busy && (options.wait || tries < PLANNER_TRIES); tries++) {
-    await sleep(500, undefined, { signal: deps.signal });
-    plan = await planCheckinWindows(deps, planRange);
-  }
+  const plan = await planWhenPlannerFree(deps, planRange, { wait: options.wait });
   if (plan.busy) throw new Error('another process held the check-in planner lease for a minute: try again');
   return plan;
 }
