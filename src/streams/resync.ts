@@ -41,7 +41,7 @@ export const RESYNCS: Record<StreamName, ResyncDefinition | { unsupported: strin
     usesRange: true,
     what: 'every window of the range re-paged from its first page, whatever its state',
     load: async () => {
-      const { resyncCheckins } = await import('./resync-checkins.js');
+      const { resyncCheckins } = await import('./checkins/resync.js');
       return (deps, options) =>
         resyncCheckins(deps, {
           range: options.range,
@@ -80,7 +80,7 @@ export const RESYNCS: Record<StreamName, ResyncDefinition | { unsupported: strin
   payment_intents: {
     usesRange: true,
     what: 'the full form of every stored intent created in the range, changes through the transition ledger',
-    load: async () => (await import('./resync-payment-intents.js')).resyncPaymentIntents,
+    load: async () => (await import('./payment-intents/resync.js')).resyncPaymentIntents,
   },
   alerts: {
     unsupported:

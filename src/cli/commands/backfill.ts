@@ -36,7 +36,7 @@ async function backfill(context: CliContext, options: BackfillOptions): Promise<
     const to = rangeEnd(runtime, from, options.to);
     const planned = await planRange(runtime, from, to);
     const { windowsToPage } = await import('../../streams/checkins/windows-to-page.js');
-    const { enqueueWindowsFor } = await import('../../../jobs/checkins-window.js');
+    const { enqueueWindowsFor } = await import('../window-queue.js');
     const due = (await windowsToPage(runtime.db)).filter(
       (row) => row.window_start >= from && row.window_end <= to,
     );
@@ -49,7 +49,7 @@ async function backfill(context: CliContext, options: BackfillOptions): Promise<
     const paging = (await anyWindowWorker(runtime))
       ? undefined
       : pageHere(context, { ...runtime.deps, signal: controller.signal }, { from, to });
-    const { windowsInRange } = await import('../../warehouse/sync-windows.js');
+    const { windowsInRange } = await import('../../streams/checkins/window-lifecycle.js');
     try {
       await waitForRange(
         context,
@@ -110,12 +110,8 @@ function rangeEnd(runtime: Runtime, from: Date, toOption: string | undefined): D
 
 /** New windows planned; a worker's planner holds the planner lease for a moment each tick: wait for it. */
 async function planRange(runtime: Runtime, from: Date, to: Date): Promise<number> {
-  const { planCheckinWindows } = await import('../../streams/checkins/plan.js');
-  let plan = await planCheckinWindows(runtime.deps, { from, to });
-  for (let tries = 0; plan.busy && tries < 120; tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    plan = await planCheckinWindows(runtime.deps, { from, to });
-  }
+  const { planWhenPlannerFree } = await import('../../streams/checkins/plan.js');
+  const plan = await planWhenPlannerFree(runtime.deps, { from, to });
   if (plan.busy) {
     throw new CliExit(
       ExitCode.failed,

@@ -76,7 +76,7 @@ async function verify(
     `check_ins_daily: ${rollup.days} day(s) checked against the rows, ${rollup.differ} group(s) differ\n`,
   );
   if (bad.length > 0 && options.repair === true) {
-    const { enqueueWindowsFor } = await import('../../../jobs/checkins-window.js');
+    const { enqueueWindowsFor } = await import('../window-queue.js');
     const reopened = await repairWindows(runtime.deps, bad);
     const jobs = await enqueueWindowsFor(runtime.deps.config, runtime.redis, reopened);
     context.stdout.write(`re-queued ${reopened.length} window(s) for re-paging: ${jobs} jobs\n`);

@@ -5,7 +5,7 @@ import { unseenWindowRows } from '../../warehouse/check-ins.js';
 import { settleRollupOfWindow } from '../../warehouse/check-ins-daily.js';
 import type { Executor } from '../../warehouse/database.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { completeWindow } from '../../warehouse/sync-windows.js';
+import { completeWindow } from './window-lifecycle.js';
 import { rangeOf, type CheckinsDeps } from './deps.js';
 
 /**

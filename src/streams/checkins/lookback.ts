@@ -1,7 +1,7 @@
 import { lookbackWindows } from '../../sync/windows.js';
 import { countWindowRows } from '../../warehouse/check-ins.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { windowOf, windowsInRange, windowsWithDropToConfirm } from '../../warehouse/sync-windows.js';
+import { windowOf, windowsInRange, windowsWithDropToConfirm } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { probeAndRecord, reopenForRepage } from './window-check.js';
 

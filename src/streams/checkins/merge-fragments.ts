@@ -1,5 +1,5 @@
 import { mergeableCells } from '../../sync/windows.js';
-import { mergeCompleteFragments, windowOf, windowsInRange } from '../../warehouse/sync-windows.js';
+import { mergeCompleteFragments, windowOf, windowsInRange } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 
 /**

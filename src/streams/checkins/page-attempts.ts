@@ -1,7 +1,7 @@
 import type { Window } from '../../sync/windows.js';
 import { windowWithCounts, type WindowCounts } from '../../warehouse/check-ins.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { loadWindow, resetForRepage } from '../../warehouse/sync-windows.js';
+import { loadWindow, resetForRepage } from './window-lifecycle.js';
 import { completeConsistentWindow } from './complete-window.js';
 import { CHECKINS, describeWindow, rangeOf, type CheckinsDeps } from './deps.js';
 import type { WindowOutcome } from './page-window.js';

@@ -1,7 +1,7 @@
 import { advanceKeyset, type KeysetCursor } from '../../sync/keyset-paging.js';
 import { splitWindow, type Window } from '../../sync/windows.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { replaceWithParts } from '../../warehouse/sync-windows.js';
+import { replaceWithParts } from './window-lifecycle.js';
 import { describeWindow, type CheckinsDeps } from './deps.js';
 import { WindowPageCommitter } from './page-commit.js';
 import { WindowPageReader } from './page-reader.js';

@@ -1,15 +1,8 @@
 import { LeaseLostError } from '../../leases/lease-lost-error.js';
 import { windowLease } from '../../leases/lease-names.js';
 import { withLease } from '../../leases/with-lease.js';
-import { exponentialBackoffMs } from '../../sync/backoff.js';
 import type { Window } from '../../sync/windows.js';
-import {
-  beginAttempt,
-  failWindow,
-  loadWindow,
-  releaseWindow,
-  resetForRepage,
-} from '../../warehouse/sync-windows.js';
+import { beginAttempt, failAttempt, loadWindow, releaseWindow, resetForRepage } from './window-lifecycle.js';
 import { stopsThePass } from '../pass-stop.js';
 import { leaseOptionsOf } from '../stream.js';
 import { describeWindow, type CheckinsDeps } from './deps.js';
@@ -85,7 +78,7 @@ async function pageLeasedWindow(
   }
 }
 
-/** An attempt that threw: recorded on the window with its retry time, unless the error is not the window's. */
+/** An attempt that threw: recorded on the window with its retry time (window-lifecycle.ts), unless the error is not the window's. */
 async function failedAttempt(deps: CheckinsDeps, window: Window, error: unknown): Promise<WindowOutcome> {
   const { db } = deps;
   // A lost lease: nothing more may be written; withLease reports it.
@@ -96,8 +89,7 @@ async function failedAttempt(deps: CheckinsDeps, window: Window, error: unknown)
     throw error;
   }
   const message = error instanceof Error ? error.message : String(error);
-  const row = await loadWindow(db, window);
-  await failWindow(db, window, message, deps.clock.now(), retryDelayMs(row?.attempts ?? 1));
+  await failAttempt(db, window, message, deps.clock.now());
   deps.logger.warn(
     { window: describeWindow(window), err: error },
     'check-in window failed; it will be retried',
@@ -106,9 +98,4 @@ async function failedAttempt(deps: CheckinsDeps, window: Window, error: unknown)
   // alone; the whole pass (or the worker's job) stops here.
   if (stopsThePass(error)) throw error;
   return { status: 'failed', window, requests: 0, error: message };
-}
-
-/** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
-function retryDelayMs(attempts: number): number {
-  return exponentialBackoffMs(attempts, 30_000, 3_600_000);
 }

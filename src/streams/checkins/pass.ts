@@ -1,6 +1,6 @@
 import pMap from 'p-map';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { windowOf, windowsInRange } from '../../warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from './window-lifecycle.js';
 import { stopsThePass } from '../pass-stop.js';
 import type { PassOutcome } from '../stream.js';
 import { describeWindow, type CheckinsDeps } from './deps.js';

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { plannedState, requestedPlanRange, windowsForGaps } from '../../sync/checkin-plan.js';
 import { CHECKINS_PLANNER_LEASE } from '../../leases/lease-names.js';
 import { withLease } from '../../leases/with-lease.js';
@@ -6,7 +7,7 @@ import {
   knownWindowsOverlapping,
   loadCheckinsState,
   saveCheckinsState,
-} from '../../warehouse/sync-windows.js';
+} from './window-lifecycle.js';
 import { leaseOptionsOf } from '../stream.js';
 import type { CheckinsDeps } from './deps.js';
 import { mergeFragments } from './merge-fragments.js';
@@ -37,6 +38,27 @@ export async function planCheckinWindows(
     return { planned: 0, merged: 0, from, to: range.to ?? from, busy: true };
   }
   return { ...result.value, busy: false };
+}
+
+/** Tries for the planner lease, 500 ms apart: a worker's planner holds it for a moment each tick. */
+export const PLANNER_TRIES = 120;
+
+/**
+ * planCheckinWindows for a one-shot command (`backfill`, `resync`): while another process holds
+ * the planner lease, tries again every 500 ms, PLANNER_TRIES times in all (`wait`: until it is free).
+ * Still `busy` after that: the caller says so.
+ */
+export async function planWhenPlannerFree(
+  deps: Pick<CheckinsDeps, 'db' | 'clock' | 'config' | 'logger' | 'signal'>,
+  range: { from?: Date; to?: Date },
+  options: { wait?: boolean } = {},
+): Promise<PlanResult & { busy: boolean }> {
+  let plan = await planCheckinWindows(deps, range);
+  for (let tries = 1; plan.busy && (options.wait === true || tries < PLANNER_TRIES); tries++) {
+    await sleep(500, undefined, { signal: deps.signal });
+    plan = await planCheckinWindows(deps, range);
+  }
+  return plan;
 }
 
 /** planCheckinWindows' work, with `deps.db` fenced by the planner's lease (planAndRecheck's too). */

@@ -1,7 +1,7 @@
 import { retentionCutoff } from '../../sync/retention.js';
 import { countWindowRows } from '../../warehouse/check-ins.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { loadWindow, windowOf, windowsInRange } from '../../warehouse/sync-windows.js';
+import { loadWindow, windowOf, windowsInRange } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { probeAndRecord, reopenForRepage } from './window-check.js';
 

@@ -1,10 +1,5 @@
 import { advanceWatermark } from '../../sync/windows.js';
-import {
-  advanceStoredWatermark,
-  loadCheckinsState,
-  windowOf,
-  windowsInRange,
-} from '../../warehouse/sync-windows.js';
+import { advanceStoredWatermark, loadCheckinsState, windowOf, windowsInRange } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 
 /** Moves the low watermark across contiguous complete windows; never backwards. */

@@ -1,7 +1,7 @@
 import type { Window } from '../../sync/windows.js';
 import { countWindowRows, type WindowCounts } from '../../warehouse/check-ins.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { markChecked, markVerified, resetForRepage } from '../../warehouse/sync-windows.js';
+import { markChecked, markVerified, resetForRepage } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 
 // The check of a complete window shared by the look-back (lookback.ts) and `verify`

@@ -1,6 +1,6 @@
 import { currentProcess, holderIsGone } from '../../leases/process-identity.js';
 import type { SyncWindow } from '../../warehouse/schema.js';
-import { dueWindows, runningWindowsLeasedFrom } from '../../warehouse/sync-windows.js';
+import { dueWindows, runningWindowsLeasedFrom } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 
 /**

@@ -3,7 +3,7 @@ import { fixedClock } from '../../../src/clock.js';
 import { windowLease } from '../../../src/leases/lease-names.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
-import { resyncCheckins } from '../../../src/streams/resync-checkins.js';
+import { resyncCheckins } from '../../../src/streams/checkins/resync.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { acquireLease, releaseLease } from '../../../src/warehouse/leases.js';
 import { loadWindow, windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';

@@ -1,23 +1,23 @@
 import pMap from 'p-map';
-import { PartnerApiError } from '../api/errors.js';
-import type { PartnerApi } from '../api/partner-api.js';
+import { PartnerApiError } from '../../api/errors.js';
+import type { PartnerApi } from '../../api/partner-api.js';
 import {
   salvagePaymentIntent,
   type PaymentIntent,
   type PaymentIntentStatus,
-} from '../records/payment-intent.js';
-import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../sync/intent-poll-schedule.js';
-import { planIntentResync, type ResyncProgress, type ResyncRange } from '../sync/resync-plan.js';
-import { INTENT_PASS_TUNING } from '../config.js';
-import { loadIntentStreamState } from '../warehouse/intent-stream-state.js';
-import { loadStoredIntents, markLookedAt } from '../warehouse/payment-intents.js';
-import { storeRejections } from '../warehouse/rejected-records.js';
-import { storedIntentRefs } from '../warehouse/resync.js';
-import { deliverAlertsSoon } from '../alerts/delivery.js';
-import { stopsThePass } from './pass-stop.js';
-import { recordIntentObservation, type ObservationOutcome } from './payment-intents/record-observation.js';
-import { INTENTS_STREAM as STREAM } from './payment-intents/stream-name.js';
-import type { PassOutcome, StreamDeps } from './stream.js';
+} from '../../records/payment-intent.js';
+import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../../sync/intent-poll-schedule.js';
+import { planIntentResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
+import { INTENT_PASS_TUNING } from '../../config.js';
+import { loadIntentStreamState } from '../../warehouse/intent-stream-state.js';
+import { loadStoredIntents, markLookedAt } from '../../warehouse/payment-intents.js';
+import { storeRejections } from '../../warehouse/rejected-records.js';
+import { storedIntentRefs } from '../../warehouse/resync.js';
+import { deliverAlertsSoon } from '../../alerts/delivery.js';
+import { stopsThePass } from '../pass-stop.js';
+import { recordIntentObservation, type ObservationOutcome } from './record-observation.js';
+import { INTENTS_STREAM as STREAM } from './stream-name.js';
+import type { PassOutcome, StreamDeps } from '../stream.js';
 
 /** By-id reads in flight at once (the shared limiter paces them), as the pass does. */
 const CONCURRENCY = INTENT_PASS_TUNING.concurrency;

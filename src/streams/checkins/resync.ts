@@ -1,16 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pMap from 'p-map';
-import { windowsToResync, type ResyncProgress, type ResyncRange } from '../sync/resync-plan.js';
-import { windowKey, type Window } from '../sync/windows.js';
-import { windowsOverlapping } from '../warehouse/resync.js';
-import { windowOf } from '../warehouse/sync-windows.js';
-import type { CheckinsDeps } from './checkins/deps.js';
-import { pageWindow, type WindowOutcome } from './checkins/page-window.js';
-import { planCheckinWindows } from './checkins/plan.js';
-import { updateWatermark } from './checkins/watermark.js';
-import { CHECKIN_WINDOWS_IN_FLIGHT } from './checkins/windows-in-flight.js';
-import { stopsThePass } from './pass-stop.js';
-import type { PassOutcome } from './stream.js';
+import { windowsToResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
+import { windowKey, type Window } from '../../sync/windows.js';
+import { windowsOverlapping } from '../../warehouse/resync.js';
+import { RESYNC_ATTEMPTS, windowOf } from './window-lifecycle.js';
+import type { CheckinsDeps } from './deps.js';
+import { pageWindow, type WindowOutcome } from './page-window.js';
+import { planWhenPlannerFree } from './plan.js';
+import { updateWatermark } from './watermark.js';
+import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
+import { stopsThePass } from '../pass-stop.js';
+import type { PassOutcome } from '../stream.js';
 
 export interface CheckinsResyncOptions {
   range: ResyncRange;
@@ -21,10 +21,6 @@ export interface CheckinsResyncOptions {
   lockedRetryMs?: number;
 }
 
-/** Attempts per window within one re-sync before it is named as left behind. */
-const MAX_ATTEMPTS = 3;
-/** Tries for the planner lease (a worker's planner holds it for a moment each tick). */
-const PLANNER_TRIES = 120;
 /** Listings of the range's windows one re-sync makes at most. */
 const MAX_ROUNDS = 1_000;
 
@@ -34,7 +30,7 @@ interface ResyncRun {
   /** Windows re-paged, by windowKey. */
   done: Set<string>;
   attempts: Map<string, number>;
-  /** Windows failed MAX_ATTEMPTS times, with their last error. */
+  /** Windows failed RESYNC_ATTEMPTS times, with their last error. */
   givenUp: Map<string, string>;
   tally: { repaged: number; split: number; failed: number; locked: number; rows: number; removed: number };
   requests: number;
@@ -98,11 +94,7 @@ async function planTheRange(
     ...(range.from === null ? {} : { from: new Date(range.from) }),
     ...(range.to === null ? {} : { to: new Date(range.to) }),
   };
-  let plan = await planCheckinWindows(deps, planRange);
-  for (let tries = 1; plan.busy && (options.wait || tries < PLANNER_TRIES); tries++) {
-    await sleep(500, undefined, { signal: deps.signal });
-    plan = await planCheckinWindows(deps, planRange);
-  }
+  const plan = await planWhenPlannerFree(deps, planRange, { wait: options.wait });
   if (plan.busy) throw new Error('another process held the check-in planner lease for a minute: try again');
   return plan;
 }
@@ -167,7 +159,7 @@ function noteOutcome(
       tally.failed++;
       const tries = (run.attempts.get(key) ?? 0) + 1;
       run.attempts.set(key, tries);
-      if (tries >= MAX_ATTEMPTS) run.givenUp.set(key, outcome.error);
+      if (tries >= RESYNC_ATTEMPTS) run.givenUp.set(key, outcome.error);
       return 'progressed';
     }
     case 'skipped':
@@ -182,7 +174,7 @@ function resyncOutcome(run: ResyncRun, planned: number, watermark: Date | null):
   const { tally } = run;
   const problems = [
     ...[...run.givenUp].map(
-      ([key, error]) => `window ${describeKey(key)} failed ${MAX_ATTEMPTS} times: ${error}`,
+      ([key, error]) => `window ${describeKey(key)} failed ${RESYNC_ATTEMPTS} times: ${error}`,
     ),
     ...run.stillLocked.map(
       (window) =>
