@@ -2,21 +2,16 @@ import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysel
 import type { Window, WindowStatus } from '../sync/windows.js';
 import type { DB, SyncWindow } from './schema.js';
 import type { Executor } from './database.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 
-/**
- * The check-in feed's name in the stream registry, as sync_windows, sync_state and
- * rejected_records key its rows. The warehouse sits below the registry, so the name is stated
- * here once; src/streams/checkins/deps.ts checks it against the registry's StreamName.
- */
-export const CHECKINS_STREAM = 'checkins';
+// The check-in windows' transitions (rewards.sync_windows). The reads that choose which windows
+// run and the feed's own state have their own files, re-exported here for callers.
+export * from './sync-window-reads.js';
+export * from './checkins-feed-state.js';
 
 const toDates = (window: Window) => ({
   window_start: new Date(window.start),
   window_end: new Date(window.end),
-});
-export const windowOf = (row: Pick<SyncWindow, 'window_start' | 'window_end'>): Window => ({
-  start: row.window_start.getTime(),
-  end: row.window_end.getTime(),
 });
 
 /** Records planned windows; a window already known (same start and end) is left as it is. */
@@ -242,138 +237,6 @@ export async function replaceWithParts(
     await trx.deleteFrom('rewards.sync_windows').where(isWindow(window)).execute();
     await insertPlannedWindows(trx, parts);
   });
-}
-
-/**
- * The name of a window's lease (src/leases/lease-names.ts, windowLease) computed in SQL from the
- * row: `checkins-window:<start ms>-<end ms>`.
- */
-export const windowLeaseNameSql = sql<string>`'checkins-window:' || (extract(epoch from window_start) * 1000)::bigint || '-' || (extract(epoch from window_end) * 1000)::bigint`;
-
-/**
- * Windows that need paging now: pending, failed and due for retry, or running with no live
- * lease (its holder died or lost it; the next taker resumes from the checkpoint). Due times and
- * lease expiry are compared with Postgres's now(): a worker's clock never decides.
- */
-export async function dueWindows(
-  db: Executor,
-  options: { limit?: number; ignoreBackoff?: boolean } = {},
-): Promise<SyncWindow[]> {
-  return db
-    .selectFrom('rewards.sync_windows')
-    .selectAll()
-    .where('stream', '=', CHECKINS_STREAM)
-    .where((eb) =>
-      eb.or([
-        eb('status', '=', 'pending'),
-        eb.and([
-          eb('status', '=', 'failed'),
-          // A foreground run retries failed windows now; the worker waits out their backoff.
-          options.ignoreBackoff === true
-            ? eb.lit(true)
-            : eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now()`)]),
-        ]),
-        eb.and([
-          eb('status', '=', 'running'),
-          sql<boolean>`not exists (select 1 from rewards.leases l
-                                   where l.name = ${windowLeaseNameSql} and l.expires_at > now())`,
-        ]),
-      ]),
-    )
-    .orderBy('window_start', 'asc')
-    .limit(options.limit ?? 10_000)
-    .execute();
-}
-
-/**
- * Running windows whose live lease was taken by a process with this host key, with that process's
- * pid: if it is gone (kill -9 on this host), the window need not wait for the lease to expire.
- */
-export async function runningWindowsLeasedFrom(
-  db: Executor,
-  hostKey: string,
-): Promise<Array<SyncWindow & { lease_pid: number | null }>> {
-  return db
-    .selectFrom('rewards.sync_windows')
-    .innerJoin('rewards.leases as l', (join) =>
-      join.on(sql<boolean>`l.name = ${windowLeaseNameSql} and l.expires_at > now()`),
-    )
-    .selectAll('rewards.sync_windows')
-    .select('l.pid as lease_pid')
-    .where('rewards.sync_windows.stream', '=', CHECKINS_STREAM)
-    .where('rewards.sync_windows.status', '=', 'running')
-    .where('l.host_key', '=', hostKey)
-    .orderBy('rewards.sync_windows.window_start')
-    .execute();
-}
-
-export async function windowsInRange(
-  db: Executor,
-  range: { from?: Date; to?: Date },
-  statuses?: Array<SyncWindow['status']>,
-): Promise<SyncWindow[]> {
-  let query = db.selectFrom('rewards.sync_windows').selectAll().where('stream', '=', CHECKINS_STREAM);
-  if (range.from !== undefined) query = query.where('window_start', '>=', range.from);
-  if (range.to !== undefined) query = query.where('window_end', '<=', range.to);
-  if (statuses !== undefined) query = query.where('status', 'in', statuses);
-  return query.orderBy('window_start', 'asc').execute();
-}
-
-/** The windows of [from, to) that overlap any known window: used to plan only the gaps. */
-export async function knownWindowsOverlapping(db: Executor, from: Date, to: Date): Promise<Window[]> {
-  const rows = await db
-    .selectFrom('rewards.sync_windows')
-    .select(['window_start', 'window_end'])
-    .where('stream', '=', CHECKINS_STREAM)
-    .where('window_start', '<', to)
-    .where('window_end', '>', from)
-    .orderBy('window_start')
-    .execute();
-  return rows.map(windowOf);
-}
-
-export interface CheckinsState {
-  watermark: Date | null;
-  /** End of the planned range: the next plan starts here. */
-  frontier: Date | null;
-}
-
-export async function loadCheckinsState(db: Executor): Promise<CheckinsState> {
-  const row = await db
-    .selectFrom('rewards.sync_state')
-    .select(['watermark', 'state'])
-    .where('stream', '=', CHECKINS_STREAM)
-    .executeTakeFirst();
-  const frontier = (row?.state as { frontier?: string } | undefined)?.frontier;
-  return { watermark: row?.watermark ?? null, frontier: frontier === undefined ? null : new Date(frontier) };
-}
-
-/**
- * Saves the planner's state. A watermark already stored is kept: only advanceStoredWatermark moves
- * it (window jobs move it while the planner runs, and a planner's older read must not undo that).
- */
-export async function saveCheckinsState(db: Executor, state: CheckinsState, now: Date): Promise<void> {
-  const json = JSON.stringify({ frontier: state.frontier?.toISOString() });
-  await db
-    .insertInto('rewards.sync_state')
-    .values({ stream: CHECKINS_STREAM, watermark: state.watermark, state: json, updated_at: now })
-    .onConflict((conflict) =>
-      conflict.column('stream').doUpdateSet({
-        watermark: sql<Date | null>`coalesce(rewards.sync_state.watermark, excluded.watermark)`,
-        state: json,
-        updated_at: now,
-      }),
-    )
-    .execute();
-}
-
-/** Moves the stored watermark to `watermark` unless it is already there or beyond: never backwards. */
-export async function advanceStoredWatermark(db: Executor, watermark: Date, now: Date): Promise<void> {
-  await db
-    .updateTable('rewards.sync_state')
-    .set({ watermark: sql<Date>`greatest(watermark, ${watermark}::timestamptz)`, updated_at: now })
-    .where('stream', '=', CHECKINS_STREAM)
-    .execute();
 }
 
 /** Hands an interrupted window back (shutdown): pending again, its checkpoint kept for the next taker. */
