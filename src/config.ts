@@ -1,4 +1,4 @@
-import { standardWebhooksKey, type AlertSignatureScheme } from './sync/alert-signature-schemes.js';
+import type { AlertSignatureScheme } from './sync/alert-signature-schemes.js';
 import type { AlertEventType } from './sync/alert-events.js';
 import { envSchema, type Env, type LogLevel } from './config/env-schema.js';
 import { packageVersion } from './package-info.js';
@@ -14,17 +14,16 @@ import {
 } from './redis/settings.js';
 
 export { MAX_TIMER_MS } from './config/env-schema.js';
-
-/** A bad setting: the CLI exits 2 with this message, which names the variable. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`${variable}: ${problem}`);
-  }
-}
+export { ConfigError } from './config/config-error.js';
+export { secretValues, connectionPasswords } from './config/secret-values.js';
+export { isLoopbackHost } from './config/setting-checks.js';
+import {
+  checkedWebhookSecret,
+  checkRetention,
+  requireHttps,
+  splitWebhookUrl,
+} from './config/setting-checks.js';
+import { ConfigError } from './config/config-error.js';
 
 /** Tuning of the payment intents pass that is no setting: a test or the bench may override it per pass. */
 export interface IntentPassTuning {
@@ -157,60 +156,6 @@ export interface Config {
   startupTimeoutMs: number;
 }
 
-/** Values that must be scrubbed from any text we emit, whatever path they took. */
-export function secretValues(config: Config): string[] {
-  const values = [
-    config.api.apiKey?.reveal(),
-    config.oauth?.clientSecret.reveal(),
-    config.oauth?.refreshToken?.reveal(),
-    config.oauth?.encryptionKey.reveal().toString('base64'),
-    config.alerts.webhookSecret?.reveal(),
-    // The key part of a `whsec_…` secret, which a receiver's error might echo on its own.
-    config.alerts.webhookSecret?.reveal().replace(/^whsec_/, ''),
-    config.statusToken?.reveal(),
-  ];
-  const long = values.filter((value): value is string => typeof value === 'string' && value.length >= 6);
-  const webhookAuthorization = config.alerts.webhookAuthorization?.reveal();
-  const webhook = [
-    ...passwordForms(config.alerts.webhookPassword?.reveal() ?? ''),
-    ...(webhookAuthorization === undefined
-      ? []
-      : [webhookAuthorization, webhookAuthorization.replace(/^Basic /, '')]),
-  ];
-  return [...new Set([...long, ...connectionPasswords(config), ...webhook])];
-}
-
-/** A URL password as written (percent-encoded) and decoded, the forms long enough to scrub. */
-function passwordForms(encoded: string): string[] {
-  let decoded = encoded;
-  try {
-    decoded = decodeURIComponent(encoded);
-  } catch {
-    // A stray "%" stays as written.
-  }
-  return [...new Set([encoded, decoded])].filter((value) => value.length >= 4);
-}
-
-/**
- * Passwords inside DATABASE_URL and REDIS_URL, as written (percent-encoded) and decoded: a driver's
- * error or a logged URL may carry either form. REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD too.
- */
-export function connectionPasswords(config: Config): string[] {
-  const fromUrls = [config.databaseUrl.reveal(), config.redisUrl.reveal()].flatMap((text) => {
-    try {
-      return passwordForms(new URL(text).password);
-    } catch {
-      return [];
-    }
-  });
-  const { redis } = config;
-  const redisPasswords = [
-    redis.password?.reveal(),
-    redis.topology.mode === 'sentinel' ? redis.topology.sentinelPassword?.reveal() : undefined,
-  ].filter((value): value is string => value !== undefined && value.length >= 4);
-  return [...new Set([...fromUrls, ...redisPasswords])];
-}
-
 /**
  * Parses and validates the environment. Unset and empty variables take their defaults.
  * Throws ConfigError naming the first bad variable.
@@ -238,105 +183,6 @@ function freshnessCadences(floorMs: number, ceilings: Partial<Record<ReadKind, n
       throw new ConfigError('FRESHNESS_FLOOR', `must not be longer than the ceiling of ${kind}`);
   }
   return cadences;
-}
-
-// URL.hostname brackets IPv6 ('[::1]'); a socket address does not ('::1').
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
-
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
-}
-
-/**
- * Credentials cross these URLs (API key, client secret, tokens): plain http: only to this machine,
- * or when the operator opts in for a private network (SVC_ALLOW_PLAIN_HTTP, e.g. docker compose
- * talking to the simulator by service name).
- */
-function requireHttps(variable: string, text: string | undefined, allowPlainHttp: boolean): void {
-  if (text === undefined || allowPlainHttp) return;
-  const parsed = new URL(text);
-  if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
-    throw new ConfigError(
-      variable,
-      'must use https: (plain http: only for a loopback host, or with SVC_ALLOW_PLAIN_HTTP=true)',
-    );
-  }
-}
-
-/**
- * ALERT_WEBHOOK_URL's `user:password@` is sent as `Authorization: Basic` (fetch refuses a URL with
- * credentials, and a URL is printed in errors and by `doctor`): the URL is kept without it. The
- * password then crosses the network on every alert, so plain http: only to this machine or with
- * SVC_ALLOW_PLAIN_HTTP, as for the partner API's credentials.
- */
-function splitWebhookUrl(
-  text: string | undefined,
-  allowPlainHttp: boolean,
-): Pick<Config['alerts'], 'webhookUrl' | 'webhookAuthorization' | 'webhookPassword'> {
-  if (text === undefined)
-    return { webhookUrl: undefined, webhookAuthorization: undefined, webhookPassword: undefined };
-  const url = new URL(text);
-  if (url.username === '' && url.password === '')
-    return { webhookUrl: text, webhookAuthorization: undefined, webhookPassword: undefined };
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowPlainHttp) {
-    throw new ConfigError(
-      'ALERT_WEBHOOK_URL',
-      'user:password in the URL is sent as Basic auth, so it needs https: (plain http: only for a loopback host, or with SVC_ALLOW_PLAIN_HTTP=true)',
-    );
-  }
-  const decode = (part: string) => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  };
-  const credentials = `${decode(url.username)}:${decode(url.password)}`;
-  const password = url.password;
-  url.username = '';
-  url.password = '';
-  return {
-    webhookUrl: url.toString(),
-    webhookAuthorization: new Secret(`Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`),
-    webhookPassword: password === '' ? undefined : new Secret(password),
-  };
-}
-
-/** With Standard Webhooks the secret is `whsec_<base64 key>`: refused at start-up when it is not. */
-function checkedWebhookSecret(env: Env): Secret | undefined {
-  const secret = env.ALERT_WEBHOOK_SECRET;
-  if (secret === undefined || env.ALERT_SIGNATURE_SCHEME !== 'standard-webhooks') return secret;
-  const parsed = standardWebhooksKey(secret.reveal());
-  if (!parsed.ok)
-    throw new ConfigError(
-      'ALERT_WEBHOOK_SECRET',
-      `with ALERT_SIGNATURE_SCHEME=standard-webhooks it ${parsed.reason}`,
-    );
-  return secret;
-}
-
-/** Retention must spare the look-back (still re-checked) and the rollup must outlive the rows it sums. */
-function checkRetention(env: Env): void {
-  const raw = env.CHECKINS_RETENTION;
-  if (raw !== undefined && raw <= env.CHECKINS_LOOKBACK + env.CHECKINS_HISTORY_WINDOW) {
-    throw new ConfigError(
-      'CHECKINS_RETENTION',
-      'must be longer than CHECKINS_LOOKBACK plus CHECKINS_HISTORY_WINDOW',
-    );
-  }
-  const rollup = env.CHECKINS_ROLLUP_RETENTION;
-  if (rollup !== undefined && raw !== undefined && rollup < raw) {
-    throw new ConfigError(
-      'CHECKINS_ROLLUP_RETENTION',
-      'must be at least CHECKINS_RETENTION (the rollup outlives the rows)',
-    );
-  }
-  if (rollup !== undefined && raw === undefined) {
-    throw new ConfigError(
-      'CHECKINS_ROLLUP_RETENTION',
-      'needs CHECKINS_RETENTION (the rollup outlives the rows)',
-    );
-  }
 }
 
 function toConfig(env: Env): Config {
