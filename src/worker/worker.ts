@@ -1,12 +1,12 @@
 import { DelayedError, Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
 import { TryLaterError } from './try-later-error.js';
-import { ALL_QUEUES, JOB_OPTIONS, type QueueName } from './queues.js';
+import { ALL_QUEUES, type QueueName } from './queues.js';
+import { createQueues, registerSchedules } from './queue-setup.js';
 import type { JobContext, JobSet } from './job-definition.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { describeRedis } from '../redis/settings.js';
-import { scheduleHealth } from './schedule-health.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import {
@@ -18,6 +18,7 @@ import {
   type LivenessWatchdog,
 } from './liveness.js';
 import { withErrorReason } from './job-signal.js';
+import { logWindowPaged } from './job-log.js';
 
 const SCHEDULE_CHECK_MS = 30_000;
 
@@ -35,59 +36,8 @@ export interface RunningWorker {
   abandon(deadlineMs: number): Promise<void>;
 }
 
-export function createQueues(config: Config, connection: RedisClient): Map<QueueName, Queue> {
-  return new Map(ALL_QUEUES.map((name) => [name, createQueue(config, connection, name)]));
-}
-
-/** One queue, for a command that hands work to the workers (the caller closes it). */
-export function createQueue(config: Config, connection: RedisClient, name: QueueName): Queue {
-  const queue = new Queue(name, { connection, prefix: config.redisPrefix });
-  // Without a listener BullMQ prints each connection error raw (multi-line, not JSON) on stderr;
-  // the shared client already logs it once as a JSON line (src/redis/connection.ts).
-  queue.on('error', () => undefined);
-  return queue;
-}
-
-/**
- * Registers every Job Scheduler from configuration. Idempotent: upsert by id, same in every process.
- * With `onlyRepair`, only schedulers that will not fire again are upserted: one Redis no longer has
- * (a restart without persistence), or one whose next job a failover lost (see schedule-health.ts);
- * re-upserting a healthy one could move its next run. Returns the ids upserted.
- */
-export async function registerSchedules(
-  config: Config,
-  queues: Map<QueueName, Queue>,
-  jobSet: JobSet,
-  options: { onlyRepair?: boolean; now?: () => number } = {},
-): Promise<string[]> {
-  const ids: string[] = [];
-  for (const job of Object.values(jobSet.jobs)) {
-    for (const schedule of job.schedules(config)) {
-      const queue = queues.get(job.queue);
-      if (queue === undefined) throw new Error(`no queue ${job.queue}`);
-      if (options.onlyRepair === true) {
-        const scheduler = await queue.getJobScheduler(schedule.id);
-        const next = scheduler?.next ?? undefined;
-        const nextJobState =
-          next === undefined ? 'unknown' : await queue.getJobState(`repeat:${schedule.id}:${next}`);
-        const health = scheduleHealth({
-          next,
-          nextJobState,
-          everyMs: schedule.everyMs,
-          now: (options.now ?? Date.now)(),
-        });
-        if (health === 'ok') continue;
-      }
-      await queue.upsertJobScheduler(
-        schedule.id,
-        { every: schedule.everyMs },
-        { name: job.name, data: schedule.data, opts: JOB_OPTIONS },
-      );
-      ids.push(schedule.id);
-    }
-  }
-  return ids;
-}
+// Queues and their schedules are made in queue-setup.ts; re-exported for the commands that hand work over.
+export { createQueue, createQueues, registerSchedules } from './queue-setup.js';
 
 export interface StartWorkerOptions {
   config: Config;
@@ -314,23 +264,6 @@ async function runJob(
   const result = await definition.process(context, payload);
   logWindowPaged(context.deps.logger, result, Date.now() - startedAt);
   return result;
-}
-
-/**
- * Check-in windows are the workers' main work and record no pass: one line per window paged, at
- * info (rows, requests, duration); a window skipped (locked, already complete) at debug.
- */
-export function logWindowPaged(logger: Logger, result: unknown, durationMs: number): void {
-  if (result === null || typeof result !== 'object' || !('window' in result) || !('status' in result)) return;
-  const { window, status, rows, requests } = result as {
-    window: unknown;
-    status: unknown;
-    rows?: unknown;
-    requests?: unknown;
-  };
-  const fields = { window, status, rows: rows ?? 0, requests: requests ?? 0, durationMs };
-  if (status === 'skipped') logger.debug(fields, 'window skipped');
-  else logger.info(fields, 'window paged');
 }
 
 function startQueueWorker(options: {

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, logStyle } from '../../../src/log.js';
-import { logWindowPaged } from '../../../src/worker/worker.js';
+import { logWindowPaged } from '../../../src/worker/job-log.js';
 
 function capture() {
   const lines: string[] = [];
