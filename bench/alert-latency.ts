@@ -25,7 +25,7 @@ import { createPartnerApi } from '../src/api/http-partner-api.js';
 import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
 import { systemClock } from '../src/clock.js';
-import { INTENT_PASS_TUNING, loadConfig } from '../src/config.js';
+import { INTENT_PASS_TUNING, loadConfig } from '../src/config/config.js';
 import { createMetrics } from '../src/metrics.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
 import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fixedClock } from '../src/clock.js';
-import { loadConfig, secretValues, type Config } from '../src/config.js';
+import { loadConfig, secretValues, type Config } from '../src/config/config.js';
 import { createLogger } from '../src/log.js';
 import { createPipelineRuntime } from '../src/runtime/pipeline.js';
 import { planWindows } from '../src/sync/windows.js';

@@ -29,7 +29,7 @@ import type { PartnerApi } from '../src/api/partner-api.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
 import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
 import { fixedClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createMetrics } from '../src/metrics.js';
 import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { BudgetStream } from '../src/sync/budget-allocation.js';

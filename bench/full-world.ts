@@ -24,7 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../src/redis/delete-keys.js';
 import { PRODUCTION_WORLD_SIZE, startSimulator, type RunningSimulator } from '../src/simulator/index.js';

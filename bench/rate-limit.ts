@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createPartnerApiParts } from '../src/api/http-partner-api.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/log.js';
 import { createRedisClient } from '../src/redis/connection.js';
 import { startSimulator } from '../src/simulator/index.js';

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { loadConfig, secretValues, type Config } from '../src/config.js';
+import { loadConfig, secretValues, type Config } from '../src/config/config.js';
 import { renderStatusPage } from '../src/http/status-page.js';
 import { createLogger } from '../src/log.js';
 import { createPipelineRuntime } from '../src/runtime/pipeline.js';

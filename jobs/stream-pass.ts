@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
-import type { Config } from '../src/config.js';
+import type { Config } from '../src/config/config.js';
 import { runStreamPass } from '../src/streams/passes.js';
 import {
   STREAMS,

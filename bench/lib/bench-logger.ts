@@ -1,4 +1,4 @@
-import { secretValues, type Config } from '../../src/config.js';
+import { secretValues, type Config } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
 
 /** The pipeline's logger for a bench: plain JSON on stderr (stdout is the report), secrets redacted. */

@@ -6,7 +6,7 @@ import pMap from 'p-map';
 import { sql, type Kysely } from 'kysely';
 import { createMemberApis } from '../../src/api/http-partner-api.js';
 import { storeMemberConnection } from '../../src/api/oauth/member-connection.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import type { Logger } from '../../src/log.js';
 import { createRedisClient } from '../../src/redis/connection.js';
 import { deleteKeysWithPrefix } from '../../src/redis/delete-keys.js';

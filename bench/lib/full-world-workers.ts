@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JOB_SET } from '../../jobs/registry.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Logger } from '../../src/log.js';
 import { startWorker, type RunningWorker } from '../../src/worker/worker.js';
 

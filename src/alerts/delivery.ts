@@ -17,7 +17,7 @@ import {
   type ClaimedAlert,
 } from './alert-store.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';

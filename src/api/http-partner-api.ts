@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis/connection.js';
-import type { Config, OAuthConfig } from '../config.js';
+import type { Config, OAuthConfig } from '../config/config.js';
 import type { Logger } from '../log.js';
 import {
   createApiRequester,

@@ -1,4 +1,4 @@
-import { loadConfig, secretValues, type Config } from '../config.js';
+import { loadConfig, secretValues, type Config } from '../config/config.js';
 import { createLogger, logStyle, type Logger } from '../log.js';
 import type { CliInput } from './read-secret.js';
 import { createTerminalSink, type TerminalSink } from './terminal.js';

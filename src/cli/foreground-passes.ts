@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { PassResult } from '../streams/passes.js';
 import { streamEnabled, type StreamName } from '../streams/registry.js';
 import { stripControlCharacters } from '../terminal-text.js';

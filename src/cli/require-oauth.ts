@@ -1,4 +1,4 @@
-import { ConfigError, type Config, type OAuthConfig } from '../config.js';
+import { ConfigError, type Config, type OAuthConfig } from '../config/config.js';
 
 /** The OAuth settings a command needs, or exit 2 naming the first missing variable. */
 export function requireOAuth(config: Config, command: string): OAuthConfig {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import { createOneShotClient } from '../redis/connection.js';
 import { describeRedis, type RedisSettings } from '../redis/settings.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import type { PipelineRuntime } from '../runtime/pipeline.js';
 import type { DB } from '../warehouse/schema.js';

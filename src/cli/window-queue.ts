@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Window } from '../sync/windows.js';
 import type { SyncWindow } from '../warehouse/schema.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from './config.js';
 
 /** Values that must be scrubbed from any text we emit, whatever path they took. */
 export function secretValues(config: Config): string[] {

@@ -1,6 +1,6 @@
 import { ConfigError } from './config-error.js';
 import type { Env } from './env-schema.js';
-import type { Config } from '../config.js';
+import type { Config } from './config.js';
 import { Secret } from '../secret.js';
 import { standardWebhooksKey } from '../sync/alert-signature-schemes.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { loadConfig, secretValues, type Config } from '../config.js';
+import { loadConfig, secretValues, type Config } from '../config/config.js';
 import { createLogger } from '../log.js';
 import { createMemberApis } from '../api/http-partner-api.js';
 import { storeMemberConnection } from '../api/oauth/member-connection.js';

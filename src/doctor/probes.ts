@@ -7,7 +7,7 @@ import type { CredentialKind } from '../api/errors.js';
 import type { HttpTransport } from '../api/http-transport.js';
 import { OAuthTokenManager } from '../api/oauth/token-manager.js';
 import { createTokenEndpoint } from '../api/oauth/token-endpoint.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import { withTimeout } from '../with-timeout.js';
 import { readOAuth } from '../status/warehouse-figures.js';

@@ -1,4 +1,4 @@
-import { ConfigError, requireApiBaseUrl, requireApiKey, type Config } from '../config.js';
+import { ConfigError, requireApiBaseUrl, requireApiKey, type Config } from '../config/config.js';
 import { knownSecrets, scrubSecrets } from '../status/collect-status.js';
 import { describeRedis } from '../redis/settings.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import { isLoopbackHost, type Config } from '../config.js';
+import { isLoopbackHost, type Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import { collectGaugeFigures, collectStatus, knownSecrets, scrubSecrets } from '../status/collect-status.js';

@@ -2,7 +2,7 @@ import { Secret } from '../secret.js';
 
 // Where Redis is and how to reach it: one standalone server (REDIS_URL), a Sentinel set
 // (REDIS_SENTINELS + REDIS_SENTINEL_NAME) or a Cluster (REDIS_CLUSTER_NODES). Pure: parsed from the
-// variables config.ts read, problems returned with the variable they name (config.ts throws them).
+// variables config/config.ts reads, problems returned with the variable they name (config.ts throws them).
 
 export interface HostPort {
   host: string;

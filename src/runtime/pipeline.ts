@@ -5,7 +5,7 @@ import { createPartnerApi } from '../api/http-partner-api.js';
 import type { PartnerApi } from '../api/partner-api.js';
 import type { RetrySettings } from '../api/api-requester.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type PipelineMetrics } from '../metrics.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';

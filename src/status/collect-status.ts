@@ -2,7 +2,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { readRetentionSummary } from '../warehouse/retention.js';
-import { secretValues, type Config } from '../config.js';
+import { secretValues, type Config } from '../config/config.js';
 import { STREAMS, STREAM_NAMES } from '../streams/registry.js';
 import type { DB } from '../warehouse/schema.js';
 import { countSchemaDriftByChange, listSchemaDrift } from '../warehouse/schema-drift.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { RedisClient } from '../redis/connection.js';
 import { createSpendLedger } from '../api/spend-ledger.js';
 import { allocationFor } from '../streams/stream-budget.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { formatDuration, plural } from './format.js';
 import type { StatusReport, Verdict } from './status-report.js';
 

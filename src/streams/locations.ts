@@ -1,7 +1,7 @@
 import type { PartnerApiError } from '../api/errors.js';
 import { LOCATIONS_SHARE } from '../sync/budget-allocation.js';
 import type { PartnerApi } from '../api/partner-api.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { driftOf } from '../records/parse.js';
 import { DriftTally } from '../records/schema-drift.js';
 import { planLocationReads, type LocationRead } from '../sync/location-read-plan.js';

@@ -1,5 +1,5 @@
 import type { PartnerApi } from '../api/partner-api.js';
-import type { Config, OAuthConfig } from '../config.js';
+import type { Config, OAuthConfig } from '../config/config.js';
 import { oauthSettingsOf, type FollowUpSignals, type PassOutcome, type StreamDeps } from './stream.js';
 import { STREAM_NAMES, type StreamName } from './stream-names.js';
 

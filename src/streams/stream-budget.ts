@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { createSpendLedger, type SpendLedger, type StreamSpend } from '../api/spend-ledger.js';
 import {
   BUDGET_STREAMS,

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AlertDeliverySlots } from '../alerts/delivery-slots.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Clock } from '../clock.js';
-import type { Config, OAuthConfig } from '../config.js';
+import type { Config, OAuthConfig } from '../config/config.js';
 import type { LeaseOptions } from '../leases/with-lease.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';

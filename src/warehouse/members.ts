@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Transaction } from 'kysely';
 import type { CheckIn, MemberStatus, Membership, User, UserTag, UserWallet } from '../records/index.js';
 import { contentHash, progressInApiNames } from '../records/index.js';
-import type { MemberPiiMode } from '../config.js';
+import type { MemberPiiMode } from '../config/config.js';
 import { applyPiiPolicy } from '../sync/member-pii.js';
 import { recordVersions } from './history.js';
 import type { DB } from './schema.js';

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { z } from 'zod';
 import type { PartnerApi } from '../api/partner-api.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { StreamDeps } from '../streams/stream.js';
 import type { QueueName } from './queues.js';
 

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { ALL_QUEUES, JOB_OPTIONS, type QueueName } from './queues.js';
 import type { JobSet } from './job-definition.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { RedisClient } from '../redis/connection.js';
 import { scheduleHealth } from './schedule-health.js';
 

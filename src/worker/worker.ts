@@ -4,7 +4,7 @@ import { ALL_QUEUES, type QueueName } from './queues.js';
 import { createQueues, registerSchedules } from './queue-setup.js';
 import type { JobContext, JobSet } from './job-definition.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import { describeRedis } from '../redis/settings.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';

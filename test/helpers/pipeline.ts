@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { PartnerApi } from '../../src/api/partner-api.js';
 import type { Clock } from '../../src/clock.js';
-import { loadConfig, secretValues, type Config } from '../../src/config.js';
+import { loadConfig, secretValues, type Config } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt } from 'jose';
-import type { OAuthConfig } from '../../config.js';
+import type { OAuthConfig } from '../../config/config.js';
 import { headerValue, type RawResponse } from '../classify-response.js';
 import {
   NetworkError,

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError, type Config, type OAuthConfig } from '../../config.js';
+import { ConfigError, type Config, type OAuthConfig } from '../../config/config.js';
 import { MEMBER_SCOPES, startAuthorization } from '../../api/oauth/pkce.js';
 import type { CliContext } from '../context.js';
 import { requireOAuth } from '../require-oauth.js';

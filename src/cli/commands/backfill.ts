@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { requireApiBaseUrl, requireApiKey } from '../../config/config.js';
 import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config/config.js';
 import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
 import { formatEta } from '../terminal.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config.js';
+import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config/config.js';
 import { STREAM_NAMES, isStreamName, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { requireApiBaseUrl, requireApiKey, type Config } from '../../config.js';
+import { requireApiBaseUrl, requireApiKey, type Config } from '../../config/config.js';
 import type { CliContext } from '../context.js';
 import { CliExit, ExitCode } from '../exit-codes.js';
 import { requireMigratedWarehouse } from '../warehouse-ready.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PartnerApi } from '../../api/partner-api.js';
-import { INTENT_PASS_TUNING, type IntentPassTuning } from '../../config.js';
+import { INTENT_PASS_TUNING, type IntentPassTuning } from '../../config/config.js';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import {
   DEFAULT_FULL_FORM_SHARE,

@@ -8,7 +8,7 @@ import {
 } from '../../records/payment-intent.js';
 import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../../sync/intent-poll-schedule.js';
 import { planIntentResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
-import { INTENT_PASS_TUNING } from '../../config.js';
+import { INTENT_PASS_TUNING } from '../../config/config.js';
 import { loadIntentStreamState } from '../../warehouse/intent-stream-state.js';
 import { loadStoredIntents, markLookedAt } from '../../warehouse/payment-intents.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';

@@ -1,5 +1,5 @@
 import type { PartnerApi } from '../../api/partner-api.js';
-import type { IntentPassTuning } from '../../config.js';
+import type { IntentPassTuning } from '../../config/config.js';
 import type { PaymentIntent } from '../../records/payment-intent.js';
 import type { ListedIntentRoute } from '../../sync/intent-observation.js';
 import type { PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';

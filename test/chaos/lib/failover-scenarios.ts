@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { QUEUES } from '../../../src/worker/queues.js';
 import { enqueueWindows } from '../../../jobs/checkins-window.js';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
 import { createHttpTransport, transportOptionsFrom } from '../../../src/api/http-transport.js';
 import { runDoctorChecks } from '../../../src/doctor/run-doctor.js';
 import { createLogger } from '../../../src/log.js';

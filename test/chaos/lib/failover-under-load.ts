@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import type { RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness } from '../../helpers/pipeline.js';

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { RetrySettings } from '../../../src/api/api-requester.js';
 import { createPartnerApiParts, type PartnerApiParts } from '../../../src/api/http-partner-api.js';
-import { loadConfig, secretValues, type Config } from '../../../src/config.js';
+import { loadConfig, secretValues, type Config } from '../../../src/config/config.js';
 import { createLogger, type Logger } from '../../../src/log.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
 import type { DB } from '../../../src/warehouse/schema.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { DEFAULT_SIMULATOR_PORT } from '../../../src/simulator/default-port.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis as IORedis, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpTransport, type HttpTransport } from '../../../src/api/http-transport.js';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
 import type { CheckId, DoctorReport } from '../../../src/doctor/doctor-report.js';
 import type { ProbeDeps } from '../../../src/doctor/probes.js';
 import { runDoctorChecks } from '../../../src/doctor/run-doctor.js';

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { createPartnerApi } from '../../../src/api/http-partner-api.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { systemClock, type Clock } from '../../../src/clock.js';
-import { loadConfig, secretValues, type Config } from '../../../src/config.js';
+import { loadConfig, secretValues, type Config } from '../../../src/config/config.js';
 import { createLogger, type Logger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../../../src/alerts/delivery-policy.js';

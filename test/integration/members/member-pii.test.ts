@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemberApis, type MemberApis } from '../../../src/api/http-partner-api.js';
 import { storeMemberConnection } from '../../../src/api/oauth/member-connection.js';
 import type { PartnerApi } from '../../../src/api/partner-api.js';
-import type { MemberPiiMode } from '../../../src/config.js';
+import type { MemberPiiMode } from '../../../src/config/config.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';
 import { runMembersPass } from '../../../src/streams/members.js';

@@ -4,7 +4,7 @@ import { storeMemberConnection } from '../../../src/api/oauth/member-connection.
 import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { createSpendLedger } from '../../../src/api/spend-ledger.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { runMembersPass } from '../../../src/streams/members.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';

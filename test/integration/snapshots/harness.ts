@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Page, PageStream, PartnerApi } from '../../../src/api/partner-api.js';
 import { createPartnerApi } from '../../../src/api/http-partner-api.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../../../src/alerts/delivery-policy.js';

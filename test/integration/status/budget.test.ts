@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpendLedger } from '../../../src/api/spend-ledger.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { renderStatusPage } from '../../../src/http/status-page.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/clock.js';
-import type { Config } from '../../../src/config.js';
+import type { Config } from '../../../src/config/config.js';
 import { statusCommand } from '../../../src/cli/commands/status.js';
 import { createCliContext } from '../../../src/cli/context.js';
 import { collectStatus } from '../../../src/status/collect-status.js';

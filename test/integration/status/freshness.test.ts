@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { renderStatusText } from '../../../src/status/render-text.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import type { StatusReport } from '../../../src/status/status-report.js';

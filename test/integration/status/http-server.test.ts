@@ -4,7 +4,7 @@ import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/clock.js';
 import type { Kysely, KyselyPlugin } from 'kysely';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
 import { startHttpServer, type HttpServerOptions, type RunningHttpServer } from '../../../src/http/server.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import type { DB } from '../../../src/warehouse/schema.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { loadConfig, type Config } from '../../../src/config.js';
+import { loadConfig, type Config } from '../../../src/config/config.js';
 import type { DB } from '../../../src/warehouse/schema.js';
 import { saveCheckinsState } from '../../../src/warehouse/sync-windows.js';
 import { workersKey, type WorkerRecord } from '../../../src/worker/worker-records.js';

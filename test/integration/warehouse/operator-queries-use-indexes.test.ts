@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillSyntheticCheckIns } from '../../../bench/lib/synthetic-history.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { collectGaugeFigures, collectStatus } from '../../../src/status/collect-status.js';
 import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../../migrations/index.js';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { upsertCheckInPage } from '../../../src/warehouse/check-ins.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { fixedClock } from '../../../src/clock.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { collectStatus } from '../../../src/status/collect-status.js';
 import { renderStatusText } from '../../../src/status/render-text.js';

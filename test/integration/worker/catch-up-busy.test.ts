@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueCatchUp } from '../../../jobs/stream-pass.js';
 import { QUEUES } from '../../../src/worker/queues.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { streamLease } from '../../../src/leases/lease-names.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';

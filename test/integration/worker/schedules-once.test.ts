@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config.js';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
 
 describe('ALERT_EVENTS', () => {
   it('defaults to payment_intent.paid alone: exactly the behaviour before the setting existed', () => {

@@ -7,7 +7,7 @@ import {
   standardWebhooksKey,
   standardWebhooksSignature,
 } from '../../../src/alerts/sign-alert.js';
-import { ConfigError, loadConfig, secretValues } from '../../../src/config.js';
+import { ConfigError, loadConfig, secretValues } from '../../../src/config/config.js';
 
 // ALERT_SIGNATURE_SCHEME=standard-webhooks (https://www.standardwebhooks.com): the headers
 // webhook-id, webhook-timestamp and webhook-signature, checked here against the reference library.

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { envSchema } from '../../../src/config/env-schema.js';
 import { packageVersion } from '../../../src/package-info.js';
 import { thresholdsFor } from '../../../src/status/verdict.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, secretValues } from '../../../src/config.js';
+import { loadConfig, secretValues } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 
 function captureLogger(secrets: string[]) {

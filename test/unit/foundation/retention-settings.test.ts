@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config.js';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
 
 const base = { SVC_API_BASE_URL: 'http://127.0.0.1:9/v1' };
 

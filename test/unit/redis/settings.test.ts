@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, secretValues } from '../../../src/config.js';
+import { ConfigError, loadConfig, secretValues } from '../../../src/config/config.js';
 import { reconnectOnReadOnly } from '../../../src/redis/connection.js';
 import {
   describeRedis,

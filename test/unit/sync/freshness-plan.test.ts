@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { projectFreshness, type PlanInput } from '../../../src/sync/freshness-plan.js';
 
 const HOUR = 3_600_000;

@@ -1,29 +1,24 @@
-import type { AlertSignatureScheme } from './sync/alert-signature-schemes.js';
-import type { AlertEventType } from './sync/alert-events.js';
-import { envSchema, type Env, type LogLevel } from './config/env-schema.js';
-import { packageVersion } from './package-info.js';
-import { Secret } from './secret.js';
-import type { Cadence, ReadKind } from './sync/read-cadence.js';
-import { cadencesFrom } from './sync/read-ceilings.js';
-import type { MemberPiiMode } from './sync/member-pii.js';
+import type { AlertSignatureScheme } from '../sync/alert-signature-schemes.js';
+import type { AlertEventType } from '../sync/alert-events.js';
+import { envSchema, type Env, type LogLevel } from './env-schema.js';
+import { packageVersion } from '../package-info.js';
+import { Secret } from '../secret.js';
+import type { Cadence, ReadKind } from '../sync/read-cadence.js';
+import { cadencesFrom } from '../sync/read-ceilings.js';
+import type { MemberPiiMode } from '../sync/member-pii.js';
 import {
   DEFAULT_REDIS_URL,
   RedisSettingProblem,
   redisSettingsFrom,
   type RedisSettings,
-} from './redis/settings.js';
+} from '../redis/settings.js';
 
-export { MAX_TIMER_MS } from './config/env-schema.js';
-export { ConfigError } from './config/config-error.js';
-export { secretValues, connectionPasswords } from './config/secret-values.js';
-export { isLoopbackHost } from './config/setting-checks.js';
-import {
-  checkedWebhookSecret,
-  checkRetention,
-  requireHttps,
-  splitWebhookUrl,
-} from './config/setting-checks.js';
-import { ConfigError } from './config/config-error.js';
+export { MAX_TIMER_MS } from './env-schema.js';
+export { ConfigError } from './config-error.js';
+export { secretValues, connectionPasswords } from './secret-values.js';
+export { isLoopbackHost } from './setting-checks.js';
+import { checkedWebhookSecret, checkRetention, requireHttps, splitWebhookUrl } from './setting-checks.js';
+import { ConfigError } from './config-error.js';
 
 /** Tuning of the payment intents pass that is no setting: a test or the bench may override it per pass. */
 export interface IntentPassTuning {
