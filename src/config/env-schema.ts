@@ -6,8 +6,8 @@ import { Secret } from '../secret.js';
 import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from '../sync/alert-events.js';
 import { parseReadCeilings } from '../sync/read-ceilings.js';
 
-// Every environment variable src/config.ts reads, as one zod schema: each variable's parser, its
-// default and its bounds. src/config.ts turns the parsed result into a Config.
+// Every environment variable config.ts reads, as one zod schema: each variable's parser, its
+// default and its bounds. config.ts turns the parsed result into a Config.
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
