@@ -151,6 +151,9 @@ describe('check-in feed ingestion', () => {
 
     // Ours: late rows land inside a window while it is being paged, after its first page.
     const w = await windowContaining(t, start.getTime() + 12 * HOUR + HOUR);
+    // Visits follow the venues' local day: at a quiet hour this window would fit in one page and
+    // never reach a second. 300 more (ended, before the late ones' hour) keep it several pages long.
+    sim.control.checkIns.addLate(300, { from: new Date(w.start), to: new Date(w.end - HOUR) });
     let pages = 0;
     const api = {
       ...h.deps.api,
