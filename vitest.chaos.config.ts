@@ -22,6 +22,7 @@ export default defineConfig({
     fileParallelism: false,
     pool: 'forks',
     maxWorkers: 1,
+    env: { SIMULATOR_RHYTHM: 'flat' }, // as in vitest.config.ts
     sequence: { sequencer: SecretsLastSequencer },
     testTimeout: 1_800_000,
     hookTimeout: 180_000,

@@ -49,7 +49,7 @@ export function createLiveMode(ctx: SimContext, checkInsPerDay: number, model: C
     const minutes = (now - lastMs) / 60_000;
     const sample = world.locations[0];
     const localHour = sample ? ((((now / 60_000 + (offsets[0] ?? 0)) % 1440) + 1440) % 1440) / 60 : 12;
-    const expected = perMinute * minutes * visitIntensity(localHour);
+    const expected = perMinute * minutes * visitIntensity(localHour, world.rhythm);
     const count = Math.min(MAX_ARRIVALS_PER_TICK, Math.floor(expected + rng.next()));
     const live = world.locations.filter((l) => !l.removed);
     const times = Array.from(

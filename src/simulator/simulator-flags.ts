@@ -6,6 +6,7 @@ import {
   type MemberActivityClass,
 } from './changes/change-settings.js';
 import { checkTimeScale } from './clock.js';
+import { RHYTHMS, type Rhythm } from './data/rhythm.js';
 import { PRODUCTION_WORLD_SIZE, resolveWorldSize, type WorldSize } from './world-size.js';
 
 /** The `rewards-etl simulator` flags about the world, as commander hands them over. */
@@ -20,12 +21,15 @@ export interface WorldFlags {
   /** `name=value`, repeatable. */
   change?: string[];
   timeScale?: string;
+  rhythm?: string;
 }
 
 export interface WorldFlagOptions {
   size: Partial<WorldSize>;
   changes: Partial<ChangeSettings> | false;
   timeScale: number;
+  /** Unset: the simulator's default (`SIMULATOR_RHYTHM`, else daily). */
+  rhythm?: Rhythm;
 }
 
 const PRESETS: Record<string, Partial<WorldSize>> = { fixture: {}, production: PRODUCTION_WORLD_SIZE };
@@ -65,7 +69,10 @@ export function worldOptionsFromFlags(flags: WorldFlags): WorldFlagOptions {
   if (changes) resolveChangeSettings(changes);
   const timeScale = flags.timeScale === undefined ? 1 : Number(flags.timeScale);
   checkTimeScale(timeScale);
-  return { size, changes, timeScale };
+  if (flags.rhythm !== undefined && !RHYTHMS.includes(flags.rhythm as Rhythm))
+    throw new RangeError(`--rhythm must be one of ${RHYTHMS.join(', ')}; got "${flags.rhythm}"`);
+  const rhythm = flags.rhythm as Rhythm | undefined;
+  return { size, changes, timeScale, ...(rhythm ? { rhythm } : {}) };
 }
 
 function changeValue(name: keyof ChangeSettings, text: string): unknown {

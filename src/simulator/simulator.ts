@@ -7,6 +7,7 @@ import { createControl, type SimulatorControl } from './control.js';
 import { createWorldControl, type WorldInfo, type WorldReset } from './control-world.js';
 import { API_KEY_SCOPES, CredentialStore } from './credentials.js';
 import { generateWorld } from './data/generate-world.js';
+import { defaultRhythm, type Rhythm } from './data/rhythm.js';
 import { FaultInjector } from './faults.js';
 import { scheduleExpiryTruth } from './intents.js';
 import { createLiveMode, type LiveMode } from './live-mode.js';
@@ -47,6 +48,8 @@ export interface SimulatorOptions {
   live?: boolean;
   /** Time source under the simulator clock (default real time); the clock stays settable on top. */
   clock?: ClockSource;
+  /** How visits spread over a local day; default `SIMULATOR_RHYTHM`, else `daily`. */
+  rhythm?: Rhythm;
 }
 
 export interface SimulatorCredentials {
@@ -96,6 +99,7 @@ interface WorldSettings {
   checkIns: number;
   size: Partial<WorldSize>;
   changes: ChangeSettings | null;
+  rhythm: Rhythm;
 }
 
 export interface SimulatorHost {
@@ -141,6 +145,7 @@ export function createSimulatorHost(options: SimulatorOptions = {}): SimulatorHo
       checkIns: reset.checkIns ?? current.checkIns,
       size: { ...current.size, ...reset.size },
       changes: reset.changes === undefined ? current.changes : changeSettingsOf(reset.changes),
+      rhythm: current.rhythm,
     };
     const built = build(next); // throws before anything is replaced when a setting is bad
     core.live.stop();
@@ -156,6 +161,7 @@ export function createSimulatorHost(options: SimulatorOptions = {}): SimulatorHo
     checkIns: options.checkIns ?? 20_000,
     size: options.size ?? {},
     changes: changeSettingsOf(options.changes),
+    rhythm: options.rhythm ?? defaultRhythm(),
   });
 
   const simulator: Simulator = {
@@ -198,6 +204,7 @@ function buildWorldCore(
     days: settings.days,
     checkIns: settings.checkIns,
     size: settings.size,
+    rhythm: settings.rhythm,
     ...(settings.changes ? { memberActivity: settings.changes.memberActivity } : {}),
     ...(parts.truth ? { truth: parts.truth } : {}),
   });

@@ -1,5 +1,6 @@
 import type { CheckInIdCodec } from './check-in-ids.js';
 import type { CheckInStore } from './check-in-store.js';
+import type { Rhythm } from './data/rhythm.js';
 import type { Timeline } from './timeline.js';
 import type { TruthLog } from './truth-log.js';
 import type { WorldIndex } from './world-index.js';
@@ -187,6 +188,8 @@ export interface World {
   seed: number;
   anchorMs: number;
   days: number;
+  /** How visits spread over a local day. */
+  rhythm: Rhythm;
   neighborhoods: Neighborhood[];
   restaurants: RestaurantRecord[];
   locations: LocationRecord[];

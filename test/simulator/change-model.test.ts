@@ -34,6 +34,7 @@ function world(seed: number, options: Partial<SimulatorOptions> = {}): Simulator
     days: 7,
     size: { restaurants: 400, locations: 1_600, challenges: 800, members: 2_000, openIntents: 200 },
     changes: true,
+    rhythm: 'daily',
     ...options,
   });
 }

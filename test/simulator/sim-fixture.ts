@@ -11,6 +11,7 @@ export function startFixedSimulator(options: SimulatorOptions = {}): Promise<Run
     checkIns: 5_000,
     days: 10,
     clock: { now: () => ANCHOR },
+    rhythm: 'daily', // a fixed clock: the rhythm's peaks fall at the same rows every run
     ...options,
   });
 }

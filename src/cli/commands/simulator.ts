@@ -46,6 +46,10 @@ export function simulatorCommand(context: CliContext): Command {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option('--time-scale <x>', 'simulated time runs x times as fast as real time (1440: a day a minute)')
+    .option(
+      '--rhythm <daily|flat>',
+      'how visits spread over a local day: lunch and dinner peaks, or even (default $SIMULATOR_RHYTHM, else daily)',
+    )
     .action((options: SimulatorFlags) => serveSimulator(context, options));
 }
 
@@ -79,6 +83,7 @@ async function serveSimulator(context: CliContext, options: SimulatorFlags): Pro
     size: world.size,
     changes: world.changes,
     timeScale: world.timeScale,
+    ...(world.rhythm ? { rhythm: world.rhythm } : {}),
     port: options.port,
   }).catch((error: unknown) => {
     if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;

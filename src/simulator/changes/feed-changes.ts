@@ -1,6 +1,7 @@
 import { plannedVisitMs, utcOffsetMinutes } from '../data/rhythm.js';
 import { addCheckIn, cohortOf } from '../world-ops.js';
 import type { ChangeContext } from './change-context.js';
+import type { Rhythm } from '../data/rhythm.js';
 import { nextRhythmicArrival, rhythmAt } from './rhythmic-arrivals.js';
 
 const DAY = 86_400_000;
@@ -38,13 +39,13 @@ export function startFeedChanges(ctx: ChangeContext, perDay: number): void {
   const zones = zonesOf(ctx, startMs);
   if (!(perDay > 0) || zones.length === 0) return;
   const intensityAt = (atMs: number): number =>
-    zones.reduce((sum, zone) => sum + zone.share * rhythmAt(atMs, zone.offsetMinutes), 0);
+    zones.reduce((sum, zone) => sum + zone.share * rhythmAt(atMs, zone.offsetMinutes, world.rhythm), 0);
   let peak = 0;
   for (let minute = 0; minute < 1440; minute++) peak = Math.max(peak, intensityAt(minute * 60_000));
 
   const next = (fromMs: number): void =>
     ctx.schedule(nextRhythmicArrival(rng, fromMs, DAY / perDay, intensityAt, peak), (atMs) => {
-      const locationIndex = pickLocation(rng.next(), rng.next(), zones, atMs);
+      const locationIndex = pickLocation(rng.next(), rng.next(), zones, atMs, world.rhythm);
       const location = world.locations[locationIndex];
       if (location && !location.removed) {
         const seq = world.checkIns.count;
@@ -79,8 +80,8 @@ function zonesOf(ctx: ChangeContext, atMs: number): Zone[] {
 }
 
 /** A zone in proportion to how busy it is at that hour, then a location of it, uniformly. */
-function pickLocation(u: number, v: number, zones: Zone[], atMs: number): number {
-  const weights = zones.map((zone) => zone.share * rhythmAt(atMs, zone.offsetMinutes));
+function pickLocation(u: number, v: number, zones: Zone[], atMs: number, rhythm: Rhythm): number {
+  const weights = zones.map((zone) => zone.share * rhythmAt(atMs, zone.offsetMinutes, rhythm));
   let target = u * weights.reduce((sum, w) => sum + w, 0);
   let zone = zones[zones.length - 1];
   for (let i = 0; i < zones.length; i++) {

@@ -28,7 +28,7 @@ export function startMemberChanges(ctx: ChangeContext): void {
       settings.memberActivity[activityClassOf(world.seed, index, settings.memberActivity)]?.visitEveryMs ?? 0;
     const home = world.locations[member.favouriteLocations[0] ?? -1];
     const offset = home ? (offsets[home.neighborhoodIndex] ?? 0) : 0;
-    startVisits(ctx, member, gapMs, (atMs) => rhythmAt(atMs, offset));
+    startVisits(ctx, member, gapMs, (atMs) => rhythmAt(atMs, offset, world.rhythm));
     repeat(ctx, 'status', settings.statusEveryMs, member, updateStatus);
     repeat(ctx, 'tags', settings.tagsEveryMs, member, changeTags);
     repeat(ctx, 'profile', settings.profileEveryMs, member, changeProfile);

@@ -1,20 +1,23 @@
-import { visitIntensity } from '../data/rhythm.js';
+import { visitIntensity, type Rhythm } from '../data/rhythm.js';
 import { hashString, mix32, type Prng } from '../prng.js';
 import type { MemberActivityClass } from './change-settings.js';
 
-/** The daily visit rhythm (lunch and dinner peaks, quiet nights) by minute of the local day. */
-const BY_MINUTE = Float64Array.from({ length: 1440 }, (_, minute) => visitIntensity(minute / 60));
+/** Each rhythm's intensity by minute of the local day. */
+const BY_MINUTE: Record<Rhythm, Float64Array> = {
+  daily: Float64Array.from({ length: 1440 }, (_, minute) => visitIntensity(minute / 60, 'daily')),
+  flat: Float64Array.from({ length: 1440 }, (_, minute) => visitIntensity(minute / 60, 'flat')),
+};
 
-/** Mean and peak of the daily rhythm. */
+/** Mean and peak of the daily rhythm (the flat one has the same mean and a lower peak). */
 export const RHYTHM = {
-  mean: BY_MINUTE.reduce((sum, value) => sum + value, 0) / 1440,
-  max: BY_MINUTE.reduce((max, value) => Math.max(max, value), 0),
+  mean: BY_MINUTE.daily.reduce((sum, value) => sum + value, 0) / 1440,
+  max: BY_MINUTE.daily.reduce((max, value) => Math.max(max, value), 0),
 };
 
 /** The rhythm's intensity at an instant, in a zone `offsetMinutes` from UTC. */
-export function rhythmAt(atMs: number, offsetMinutes: number): number {
+export function rhythmAt(atMs: number, offsetMinutes: number, rhythm: Rhythm): number {
   const minuteOfDay = (((Math.floor(atMs / 60_000) + offsetMinutes) % 1440) + 1440) % 1440;
-  return BY_MINUTE[minuteOfDay] ?? 0;
+  return BY_MINUTE[rhythm][minuteOfDay] ?? 0;
 }
 
 /** An exponential wait with the given mean, in whole milliseconds (at least 1); Infinity for mean 0. */

@@ -1,7 +1,7 @@
 import { CheckInStore, FLAG_SVC_PAY } from '../check-in-store.js';
 import { createPrng } from '../prng.js';
 import type { LocationRecord, RestaurantRecord } from '../world.js';
-import { plannedVisitMs, utcOffsetMinutes, visitIntensity } from './rhythm.js';
+import { plannedVisitMs, utcOffsetMinutes, visitIntensity, type Rhythm } from './rhythm.js';
 
 const MINUTE_MS = 60_000;
 
@@ -27,6 +27,7 @@ export function generateCheckIns(
   count: number,
   locations: LocationRecord[],
   restaurants: RestaurantRecord[],
+  rhythm: Rhythm = 'daily',
 ): GeneratedCheckIns {
   const rng = createPrng(seed, 'check-ins');
   const store = new CheckInStore(
@@ -48,7 +49,7 @@ export function generateCheckIns(
   const minutes = Math.floor((anchorMs - startMs) / MINUTE_MS);
   const weight = (minute: number, zone: ZoneGroup): number => {
     const localMinute = (((startMs / MINUTE_MS + minute + zone.offsetMinutes) % 1440) + 1440) % 1440;
-    return visitIntensity(localMinute / 60) * zone.locations.length;
+    return visitIntensity(localMinute / 60, rhythm) * zone.locations.length;
   };
   let totalWeight = 0;
   for (let m = 0; m < minutes; m++) for (const zone of zones) totalWeight += weight(m, zone);

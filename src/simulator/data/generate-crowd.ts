@@ -8,6 +8,7 @@ import {
 import { createPrng, type Prng } from '../prng.js';
 import type { LocationRecord, MemberCheckIn, MemberRecord } from '../world.js';
 import { FIRST_NAMES, LAST_NAMES, NEIGHBORHOODS } from './catalog.js';
+import type { Rhythm } from './rhythm.js';
 import { status, wallet } from './generate-members.js';
 
 const DAY_MS = 86_400_000;
@@ -32,6 +33,7 @@ export interface CrowdOptions {
   /** UTC offset (minutes) of each neighborhood, by neighborhood index. */
   neighborhoodOffsets: number[];
   activity: readonly MemberActivityClass[];
+  rhythm: Rhythm;
 }
 
 /**
@@ -111,7 +113,7 @@ function visitHistory(
   const visits: MemberCheckIn[] = [];
   let plannedEndMs = 0;
   for (let at = Math.max(joinedAtMs, anchorMs - options.days * DAY_MS); ;) {
-    at = nextRhythmicArrival(rng, at, gapMs, (ms) => rhythmAt(ms, offset));
+    at = nextRhythmicArrival(rng, at, gapMs, (ms) => rhythmAt(ms, offset, options.rhythm));
     if (!(at < anchorMs)) break;
     const createdAtMs = Math.floor(at / 1000) * 1000;
     const previous = visits[visits.length - 1];

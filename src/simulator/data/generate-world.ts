@@ -12,13 +12,15 @@ import { generateCrowd } from './generate-crowd.js';
 import { generateIntents } from './generate-intents.js';
 import { generateApp, generateMembers } from './generate-members.js';
 import { generateLocations, generateNeighborhoods, generateRestaurants } from './generate-restaurants.js';
-import { utcOffsetMinutes } from './rhythm.js';
+import { utcOffsetMinutes, type Rhythm } from './rhythm.js';
 
 export interface WorldOptions {
   seed: number;
   anchorMs: number;
   days: number;
   checkIns: number;
+  /** How visits spread over a local day (default daily). */
+  rhythm?: Rhythm;
   /** Counts of restaurants, locations, challenges, members and open intents (unset: the fixture world). */
   size?: Partial<WorldSize>;
   /** Activity classes the members' visit history follows (default: the change model's). */
@@ -29,6 +31,7 @@ export interface WorldOptions {
 /** Same seed, anchor and size => the same world, ids included. */
 export function generateWorld(options: WorldOptions): World {
   const { seed, anchorMs, days } = options;
+  const rhythm = options.rhythm ?? 'daily';
   const size = resolveWorldSize(options.size);
   const neighborhoods = generateNeighborhoods(seed);
   const restaurants = generateRestaurants(seed, anchorMs, size.restaurants);
@@ -45,11 +48,20 @@ export function generateWorld(options: WorldOptions): World {
         locations,
         neighborhoodOffsets: neighborhoods.map((n) => utcOffsetMinutes(n.timeZone, anchorMs)),
         activity: options.memberActivity ?? DEFAULT_CHANGE_SETTINGS.memberActivity,
+        rhythm,
       }),
     );
   }
   const app = generateApp(seed);
-  const { store, ongoing } = generateCheckIns(seed, anchorMs, days, options.checkIns, locations, restaurants);
+  const { store, ongoing } = generateCheckIns(
+    seed,
+    anchorMs,
+    days,
+    options.checkIns,
+    locations,
+    restaurants,
+    rhythm,
+  );
   const challenges = generateChallenges(seed, anchorMs, restaurants, locations, size.challenges);
   const intents = new Map(
     generateIntents(seed, anchorMs, members, app, size.openIntents).map((i) => [i.id, i]),
@@ -58,6 +70,7 @@ export function generateWorld(options: WorldOptions): World {
     seed,
     anchorMs,
     days,
+    rhythm,
     neighborhoods,
     restaurants,
     locations,

@@ -1,7 +1,19 @@
 import { mix32 } from '../prng.js';
 
-/** Relative visit intensity by local hour: quiet nights, a lunch peak, a bigger dinner peak. */
-export function visitIntensity(localHour: number): number {
+/**
+ * How visits spread over a local day. `daily`: quiet nights, a lunch peak, a bigger dinner peak (the
+ * default). `flat`: the same number of visits a day, evenly spread, so that a test's window holds as
+ * many rows at 4 a.m. as at 7 p.m. in the venues' zones (the test suite runs this way; issue 37).
+ */
+export type Rhythm = 'daily' | 'flat';
+export const RHYTHMS: readonly Rhythm[] = ['daily', 'flat'];
+
+/** Relative visit intensity by local hour; `flat` is the daily rhythm's mean at every hour. */
+export function visitIntensity(localHour: number, rhythm: Rhythm = 'daily'): number {
+  return rhythm === 'flat' ? DAILY_MEAN : dailyIntensity(localHour);
+}
+
+function dailyIntensity(localHour: number): number {
   const open = localHour >= 7 && localHour < 23.5 ? 0.12 : 0.02;
   return (
     open + peak(localHour, 12.6, 0.9, 1.0) + peak(localHour, 19.3, 1.3, 1.4) + peak(localHour, 8.5, 0.7, 0.2)
@@ -10,6 +22,20 @@ export function visitIntensity(localHour: number): number {
 
 function peak(localHour: number, center: number, width: number, height: number): number {
   return height * Math.exp(-((localHour - center) ** 2) / (2 * width * width));
+}
+
+const DAILY_MEAN = Array.from({ length: 1440 }, (_, minute) => dailyIntensity(minute / 60)).reduce(
+  (sum, value) => sum + value / 1440,
+  0,
+);
+
+/** The rhythm a simulator follows when its options name none: `SIMULATOR_RHYTHM`, else daily. */
+export function defaultRhythm(env: NodeJS.ProcessEnv = process.env): Rhythm {
+  const named = env['SIMULATOR_RHYTHM'];
+  if (named === undefined || named === '') return 'daily';
+  if (!RHYTHMS.includes(named as Rhythm))
+    throw new RangeError(`SIMULATOR_RHYTHM must be one of ${RHYTHMS.join(', ')}; got "${named}"`);
+  return named as Rhythm;
 }
 
 const OFFSETS = new Map<string, number>();
