@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
+import { guardServerDir, type ServerDirGuard } from './server-dir.js';
 
 // Real Redis topologies on loopback ports for the failover tests, and for `scripts/redis-topology.ts`
 // (a developer trying Sentinel or Cluster by hand): a Cluster of 3 primaries + 3 replicas, and a
 // Sentinel set of 1 primary, 1 replica and 3 Sentinels. Debian's `redis-server` plays every part
 // (`--cluster-enabled yes`, `--sentinel`); `redis-cli --cluster create` joins the Cluster. Ports are
 // free ones picked at run time, files live in a temp dir, and `stop()` SIGKILLs every server and
-// removes the dir (a process exit hook does the same if a test run dies before its afterAll).
+// removes the dir (test/helpers/server-dir.ts does the same if the test process exits or is killed
+// first: each server's pid is in `<port>.pid` there).
 
 const exec = promisify(execFile);
 export { freePort };
@@ -32,6 +34,8 @@ export interface RedisTopology {
   /** The variables a `rewards-etl` process needs to use this topology (no REDIS_URL). */
   env: Record<string, string>;
   password: string;
+  /** The temp dir holding the servers' files (removed by `stop()`). */
+  dir: string;
   /** `redis-cli` against one server of the topology, with its password. */
   cli(port: number, ...args: string[]): Promise<string>;
   stop(): Promise<void>;
@@ -64,10 +68,24 @@ export interface RedisSentinelSet extends RedisTopology {
 
 const PASSWORD = 'topology-data-pass-5e1f';
 const SENTINEL_PASSWORD = 'topology-sentinel-pass-9c3b';
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
+/** A topology's temp dir: its servers' files and pid files, guarded against outliving this process. */
+interface TopologyDir {
+  path: string;
+  servers: Set<ChildProcess>;
+  guard: ServerDirGuard;
+}
+
+function topologyDir(prefix: string): TopologyDir {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  const servers = new Set<ChildProcess>();
+  const guard = guardServerDir(path, {
+    stopNow: () => {
+      for (const child of servers) child.kill('SIGKILL');
+    },
+    pidFiles: ['*.pid'],
+  });
+  return { path, servers, guard };
+}
 
 async function freePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
@@ -103,14 +121,15 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 /** One `redis-server` in the foreground (its log goes to a file in `dir`), tracked for SIGKILL. */
-function startServer(dir: string, port: number, args: string[], password: string): RedisServerProcess {
+function startServer(home: TopologyDir, port: number, args: string[], password: string): RedisServerProcess {
   let child: ChildProcess;
   let exited: Promise<void>;
   const launch = () => {
-    const started = spawn('redis-server', args, { cwd: dir, stdio: 'ignore' });
-    live.add(started);
+    const started = spawn('redis-server', args, { cwd: home.path, stdio: 'ignore' });
+    home.servers.add(started);
+    writeFileSync(join(home.path, `${port}.pid`), `${started.pid ?? ''}\n`);
     exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
-    void exited.then(() => live.delete(started));
+    void exited.then(() => home.servers.delete(started));
     child = started;
   };
   launch();
@@ -170,11 +189,12 @@ async function waitForPing(port: number, password: string | undefined): Promise<
 
 /** 3 primaries, each with one replica; `cluster-node-timeout` 1 s so a dead primary is replaced in seconds. */
 export async function startRedisCluster(): Promise<RedisCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'rewards-etl-cluster-'));
+  const home = topologyDir('rewards-etl-cluster-');
+  const dir = home.path;
   const ports = await freePorts(12);
   const nodes = ports.slice(0, 6).map((port, i) =>
     startServer(
-      dir,
+      home,
       port,
       dataServerArgs(dir, port, PASSWORD, [
         '--cluster-enabled',
@@ -194,6 +214,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   );
   const topology: RedisCluster = {
     kind: 'cluster',
+    dir,
     nodes,
     password: PASSWORD,
     env: {
@@ -222,7 +243,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       });
     },
     syncedReplicaOf: (primary, timeoutMs = 30_000) => syncedReplica(primary, nodes, PASSWORD, timeoutMs),
-    stop: () => stopAll(nodes, dir),
+    stop: () => stopAll(nodes, home),
   };
   try {
     await Promise.all(nodes.map((node) => waitForPing(node.port, PASSWORD)));
@@ -278,12 +299,13 @@ async function ownerOfSlot(nodes: RedisServerProcess[], slot: number): Promise<n
  * without an answer. The data nodes want REDIS_PASSWORD, the Sentinels REDIS_SENTINEL_PASSWORD.
  */
 export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
-  const dir = mkdtempSync(join(tmpdir(), 'rewards-etl-sentinel-'));
+  const home = topologyDir('rewards-etl-sentinel-');
+  const dir = home.path;
   const primaryName = 'rewards-primary';
   const [primaryPort, replicaPort, ...sentinelPorts] = await freePorts(5);
-  const primary = startServer(dir, primaryPort!, dataServerArgs(dir, primaryPort!, PASSWORD), PASSWORD);
+  const primary = startServer(home, primaryPort!, dataServerArgs(dir, primaryPort!, PASSWORD), PASSWORD);
   const replica = startServer(
-    dir,
+    home,
     replicaPort!,
     dataServerArgs(dir, replicaPort!, PASSWORD, ['--replicaof', '127.0.0.1', String(primaryPort)]),
     PASSWORD,
@@ -309,7 +331,7 @@ export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
         '',
       ].join('\n'),
     );
-    return startServer(dir, port, [file, '--sentinel'], SENTINEL_PASSWORD);
+    return startServer(home, port, [file, '--sentinel'], SENTINEL_PASSWORD);
   });
   const sentinelCli = (port: number, args: string[]) => redisCli(port, SENTINEL_PASSWORD, args);
   const primaryPortNow = async (): Promise<number> => {
@@ -319,6 +341,7 @@ export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
   };
   const topology: RedisSentinelSet = {
     kind: 'sentinel',
+    dir,
     primaryName,
     data,
     sentinels,
@@ -346,7 +369,7 @@ export async function startRedisSentinelSet(): Promise<RedisSentinelSet> {
       });
     },
     syncedReplicaOf: (primary, timeoutMs = 30_000) => syncedReplica(primary, data, PASSWORD, timeoutMs),
-    stop: () => stopAll([...sentinels, ...data], dir),
+    stop: () => stopAll([...sentinels, ...data], home),
   };
   try {
     await Promise.all(data.map((node) => waitForPing(node.port, PASSWORD)));
@@ -390,7 +413,8 @@ async function syncedReplica(
   });
 }
 
-async function stopAll(servers: RedisServerProcess[], dir: string): Promise<void> {
+async function stopAll(servers: RedisServerProcess[], home: TopologyDir): Promise<void> {
   await Promise.all(servers.map((server) => server.kill()));
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(home.path, { recursive: true, force: true });
+  home.guard.release();
 }

@@ -13,12 +13,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
+import { guardServerDir, isGuardedHere } from './server-dir.js';
 
 // A PostgreSQL cluster of our own for a test (or a bench) that kills, restarts or measures a server:
 // `initdb` into a temp dir from the installed server binaries, `postgres` on a free loopback port,
 // trust auth for the `postgres` user, no Unix socket outside the dir. The machine's own PostgreSQL is
-// never touched. `stop()` ends it and removes the dir; a process exit hook does the same, and a
-// watcher process (a shell loop on this process's pid) does it if this process dies by SIGKILL.
+// never touched. `stop()` ends it and removes the dir; test/helpers/server-dir.ts does the same if
+// this process exits or is killed first.
 
 const exec = promisify(execFile);
 const DIR_PREFIX = 'rewards-etl-pg-';
@@ -97,11 +98,6 @@ const DEFAULT_SETTINGS: Record<string, string> = {
   log_min_messages: 'warning',
 };
 
-const live = new Map<string, () => void>();
-process.once('exit', () => {
-  for (const stopNow of live.values()) stopNow();
-});
-
 /** Starts a new, empty cluster; resolves once it accepts connections. */
 export async function startThrowawayPostgres(
   options: ThrowawayPostgresOptions = {},
@@ -163,18 +159,14 @@ export async function startThrowawayPostgres(
     }
   };
   let stopped = false;
-  const stopNowSync = () => {
-    killNow();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  live.set(dir, stopNowSync);
-  startWatcher(dir);
+  const guard = guardServerDir(dir, { stopNow: killNow, pidFiles: ['data/postmaster.pid'], signal: 'QUIT' });
 
   try {
     await launch();
   } catch (error) {
-    stopNowSync();
-    live.delete(dir);
+    killNow();
+    rmSync(dir, { recursive: true, force: true });
+    guard.release();
     throw error;
   }
 
@@ -211,7 +203,7 @@ export async function startThrowawayPostgres(
         clearTimeout(timer);
       }
       rmSync(dir, { recursive: true, force: true });
-      live.delete(dir);
+      guard.release();
     },
   };
   return server;
@@ -281,23 +273,6 @@ function tail(file: string): string {
   }
 }
 
-/**
- * A detached shell that outlives a SIGKILL of this process: once our pid is gone it kills the
- * postmaster and removes the dir. It exits by itself when the dir is gone (a normal stop).
- */
-function startWatcher(dir: string): void {
-  const script = [
-    `while kill -0 ${process.pid} 2>/dev/null && [ -d "${dir}" ]; do sleep 1; done`,
-    `[ -d "${dir}" ] || exit 0`,
-    `pid=$(head -n 1 "${dir}/data/postmaster.pid" 2>/dev/null)`,
-    // SIGQUIT: the postmaster's immediate shutdown, which ends its backends too.
-    'if [ -n "$pid" ]; then kill -QUIT "$pid" 2>/dev/null; sleep 2; kill -KILL "$pid" 2>/dev/null; fi',
-    `rm -rf "${dir}"`,
-  ].join('\n');
-  const watcher = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
-  watcher.unref();
-}
-
 /** Dirs of clusters whose watcher and owner are gone (a machine crash): removed before a new start. */
 function removeStaleClusters(): void {
   for (const name of readdirSync(tmpdir())) {
@@ -314,7 +289,7 @@ function removeStaleClusters(): void {
     } catch {
       running = false;
     }
-    if (!running && !live.has(dir)) {
+    if (!running && !isGuardedHere(dir)) {
       // A dir without postmaster.pid may be one being made right now by another test process.
       if (!existsSync(pidFile)) continue;
       rmSync(dir, { recursive: true, force: true });

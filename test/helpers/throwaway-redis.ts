@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
+import { guardServerDir } from './server-dir.js';
 
 // A standalone `redis-server` of our own for a test that restarts or kills Redis: a free loopback
 // port, no persistence (as the machine's test Redis), its log and files in a temp dir. The
-// machine's Redis is never touched. `stop()` ends it and removes the dir; a process exit hook does
-// the same, and a detached watcher (a shell loop on this process's pid) does it after a SIGKILL.
+// machine's Redis is never touched. `stop()` ends it and removes the dir; test/helpers/server-dir.ts
+// does the same if this process exits or is killed first.
 
 const DIR_PREFIX = 'rewards-etl-redis-';
 
@@ -22,11 +23,6 @@ export interface ThrowawayRedis {
   /** Stops it and removes its directory. Safe to call twice. */
   stop(): Promise<void>;
 }
-
-const live = new Map<string, () => void>();
-process.once('exit', () => {
-  for (const stopNow of live.values()) stopNow();
-});
 
 export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
   const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
@@ -65,17 +61,13 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
     if (running()) child?.kill('SIGKILL');
   };
   let stopped = false;
-  live.set(dir, () => {
-    killNow();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  startWatcher(dir);
+  const guard = guardServerDir(dir, { stopNow: killNow, pidFiles: ['server.pid'] });
   try {
     await launch();
   } catch (error) {
     killNow();
     rmSync(dir, { recursive: true, force: true });
-    live.delete(dir);
+    guard.release();
     throw error;
   }
 
@@ -99,7 +91,7 @@ export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
         clearTimeout(timer);
       }
       rmSync(dir, { recursive: true, force: true });
-      live.delete(dir);
+      guard.release();
     },
   };
 }
@@ -131,17 +123,4 @@ function tail(file: string): string {
   } catch {
     return '(no log)';
   }
-}
-
-/** A detached shell: once our pid is gone it kills the server and removes the dir (exits when the dir goes). */
-function startWatcher(dir: string): void {
-  const script = [
-    `while kill -0 ${process.pid} 2>/dev/null && [ -d "${dir}" ]; do sleep 1; done`,
-    `[ -d "${dir}" ] || exit 0`,
-    `pid=$(head -n 1 "${dir}/server.pid" 2>/dev/null)`,
-    'if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null; fi',
-    `rm -rf "${dir}"`,
-  ].join('\n');
-  const watcher = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
-  watcher.unref();
 }
