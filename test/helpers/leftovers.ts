@@ -150,7 +150,8 @@ function endProcessesIn(dir: string, options: { orphansOnly?: boolean } = {}): n
   return victims.map(({ pid }) => pid);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { alive } from '../../helpers/leftovers.js';
 
 // Issue 37: a test process killed by SIGKILL (an out-of-memory kill, a Ctrl-C'd vitest worker)
 // leaves no server and no temp dir behind. The child starts a throw-away PostgreSQL, a throw-away
@@ -30,15 +31,6 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function waitFor(what: string, timeoutMs: number, done: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
@@ -59,7 +51,7 @@ describe('servers a test starts die with it', () => {
     const started = JSON.parse(line) as Started;
     const ports = [started.redisPort, ...started.sentinelPorts];
     expect(started.dirs.every((dir) => existsSync(dir))).toBe(true);
-    expect(processAlive(started.postgresPid)).toBe(true);
+    expect(alive(started.postgresPid)).toBe(true);
     expect(await Promise.all(ports.map(accepts))).toEqual(ports.map(() => true));
 
     child.kill('SIGKILL');
@@ -67,7 +59,7 @@ describe('servers a test starts die with it', () => {
     await waitFor('the servers to stop and their dirs to go', 30_000, async () => {
       const open = await Promise.all(ports.map(accepts));
       return (
-        !processAlive(started.postgresPid) &&
+        !alive(started.postgresPid) &&
         open.every((isOpen) => !isOpen) &&
         started.dirs.every((dir) => !existsSync(dir))
       );
