@@ -71,6 +71,10 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
     return rows.find(paging)!;
   }
 
+  // Each test's timeout is the sum of the bounded waits it makes (vitest's default 60 s was less
+  // than that, and a machine shared 6-7 times over used it up: issue 37's runs).
+  const FINISH_AND_VERIFY_BOUND_MS = 30_000 + 60_000 + 45_000 + 60_000;
+
   /** A second worker finishes every window; then `verify` must find the warehouse equal to the API. */
   async function finishAndVerify(t: TestDatabase, env: Record<string, string>, timeoutMs = 60_000) {
     sim.control.faults.set({ latencyMs: 0 });
@@ -104,57 +108,65 @@ describe('worker shutdown (SIGTERM) while paging a window', () => {
     expect(verify.stdout).toMatch(/ 0 differ/);
   }
 
-  it('finishes the active window (or hands it back) and exits 0; a second worker completes the range', async () => {
-    const { t, env } = await fixture('sigterm');
-    sim.control.faults.set({ latencyMs: 300 });
-    const worker = pool.spawnCli(['worker'], { env, label: 'worker-1' });
-    await worker.waitForLog('worker started', 30_000);
-    const held = await windowBeingPaged(t);
+  it(
+    'finishes the active window (or hands it back) and exits 0; a second worker completes the range',
+    async () => {
+      const { t, env } = await fixture('sigterm');
+      sim.control.faults.set({ latencyMs: 300 });
+      const worker = pool.spawnCli(['worker'], { env, label: 'worker-1' });
+      await worker.waitForLog('worker started', 30_000);
+      const held = await windowBeingPaged(t);
 
-    const exit = await worker.stop('SIGTERM', 60_000);
-    expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
-    expect(worker.logLines().some((line) => line.msg === 'stopped')).toBe(true);
+      const exit = await worker.stop('SIGTERM', 60_000);
+      expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
+      expect(worker.logLines().some((line) => line.msg === 'stopped')).toBe(true);
 
-    const after = await checkInWindows(t.db);
-    // Nobody holds a window any more, so none may say it is running.
-    expect(after.filter((w) => w.status === 'running')).toEqual([]);
-    const same = after.find((w) => w.window_start.getTime() === held.window_start.getTime())!;
-    expect(
-      ['complete', 'pending'],
-      windowKey({ start: same.window_start.getTime(), end: same.window_end.getTime() }),
-    ).toContain(same.status);
-    // Its progress is kept: pages only grow; a window handed back keeps its checkpoint.
-    expect(same.pages).toBeGreaterThanOrEqual(held.pages);
-    if (same.status === 'pending') expect(same.cursor_before).not.toBeNull();
+      const after = await checkInWindows(t.db);
+      // Nobody holds a window any more, so none may say it is running.
+      expect(after.filter((w) => w.status === 'running')).toEqual([]);
+      const same = after.find((w) => w.window_start.getTime() === held.window_start.getTime())!;
+      expect(
+        ['complete', 'pending'],
+        windowKey({ start: same.window_start.getTime(), end: same.window_end.getTime() }),
+      ).toContain(same.status);
+      // Its progress is kept: pages only grow; a window handed back keeps its checkpoint.
+      expect(same.pages).toBeGreaterThanOrEqual(held.pages);
+      if (same.status === 'pending') expect(same.cursor_before).not.toBeNull();
 
-    await finishAndVerify(t, env);
-  });
+      await finishAndVerify(t, env);
+    },
+    30_000 + 45_000 + 60_000 + FINISH_AND_VERIFY_BOUND_MS,
+  );
 
-  it('--shutdown-deadline 1 releases a long window (pending, checkpoint kept) and exits 0', async () => {
-    const { t, env } = await fixture('deadline');
-    // 9 pages at 3 s each: far longer than the 1 s deadline, and taken while 5 or more pages are
-    // left (a window seen late, on its last page, could rightly finish within the deadline).
-    sim.control.faults.set({ latencyMs: 3_000 });
-    const worker = pool.spawnCli(['worker', '--shutdown-deadline', '1'], { env, label: 'worker-1' });
-    await worker.waitForLog('worker started', 30_000);
-    const held = await windowBeingPaged(t, 4);
+  it(
+    '--shutdown-deadline 1 releases a long window (pending, checkpoint kept) and exits 0',
+    async () => {
+      const { t, env } = await fixture('deadline');
+      // 9 pages at 3 s each: far longer than the 1 s deadline, and taken while 5 or more pages are
+      // left (a window seen late, on its last page, could rightly finish within the deadline).
+      sim.control.faults.set({ latencyMs: 3_000 });
+      const worker = pool.spawnCli(['worker', '--shutdown-deadline', '1'], { env, label: 'worker-1' });
+      await worker.waitForLog('worker started', 30_000);
+      const held = await windowBeingPaged(t, 4);
 
-    const exit = await worker.stop('SIGTERM', 30_000);
-    expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
-    expect(worker.logLines().some((line) => line.msg === 'deadline reached: releasing active jobs')).toBe(
-      true,
-    );
+      const exit = await worker.stop('SIGTERM', 30_000);
+      expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
+      expect(worker.logLines().some((line) => line.msg === 'deadline reached: releasing active jobs')).toBe(
+        true,
+      );
 
-    const after = await checkInWindows(t.db);
-    expect(after.filter((w) => w.status === 'running')).toEqual([]);
-    const same = after.find((w) => w.window_start.getTime() === held.window_start.getTime())!;
-    expect(same.status).toBe('pending');
-    expect(same.pages).toBeGreaterThanOrEqual(held.pages);
-    expect(same.cursor_before).not.toBeNull();
-    expect(same.cursor_before!.getTime()).toBeLessThan(same.window_end.getTime());
+      const after = await checkInWindows(t.db);
+      expect(after.filter((w) => w.status === 'running')).toEqual([]);
+      const same = after.find((w) => w.window_start.getTime() === held.window_start.getTime())!;
+      expect(same.status).toBe('pending');
+      expect(same.pages).toBeGreaterThanOrEqual(held.pages);
+      expect(same.cursor_before).not.toBeNull();
+      expect(same.cursor_before!.getTime()).toBeLessThan(same.window_end.getTime());
 
-    await finishAndVerify(t, env);
-  });
+      await finishAndVerify(t, env);
+    },
+    30_000 + 45_000 + 30_000 + FINISH_AND_VERIFY_BOUND_MS,
+  );
 
   it('a worker killed (SIGKILL) mid-window loses nothing: the window is taken over once its lease expires', async () => {
     const { t, env } = await fixture('sigkill');
