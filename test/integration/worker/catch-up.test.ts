@@ -33,7 +33,7 @@ describe('a fresh worker does not wait for slow schedules to fill what the feed 
 
   it(
     'locations are refreshed and challenges read on first start, though their schedules are 24 h and 1 h',
-    { timeout: 180_000 },
+    { timeout: 300_000 },
     async () => {
       const config = loadConfig({
         DATABASE_URL: t.url,
@@ -61,7 +61,7 @@ describe('a fresh worker does not wait for slow schedules to fill what the feed 
           ])
           .executeTakeFirstOrThrow();
         return Number(row.total) > 0 && row.total === row.refreshed;
-      }, 60_000);
+      }, 120_000);
       const runs = await t.db
         .selectFrom('rewards.sync_runs')
         .select(['stream', 'status', 'rows', 'error'])
@@ -75,7 +75,7 @@ describe('a fresh worker does not wait for slow schedules to fill what the feed 
           .select((eb) => eb.fn.countAll<string>().as('n'))
           .executeTakeFirstOrThrow();
         return Number(row.n) > 0;
-      }, 60_000);
+      }, 120_000);
       const after = await t.db
         .selectFrom('rewards.sync_runs')
         .select(['stream', 'status', 'rows', 'details', 'started_at'])
