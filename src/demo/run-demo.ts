@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { loadConfig, secretValues, type Config } from '../config/config.js';
+import { loadConfig, type Config } from '../config/config.js';
+import { secretValues } from '../config/secret-values.js';
 import { createLogger } from '../log.js';
 import { createMemberApis } from '../api/http-partner-api.js';
 import { storeMemberConnection } from '../api/oauth/member-connection.js';
@@ -15,7 +16,7 @@ import { STREAM_NAMES, type StreamName } from '../streams/stream-names.js';
 import { countWindowRows } from '../warehouse/check-ins.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';
-import { windowsInRange } from '../warehouse/sync-windows.js';
+import { windowsInRange } from '../warehouse/sync-window-reads.js';
 import { busiestRestaurants, medianVisitByCohort, payEnabledShare, visitsByTier } from './analytics.js';
 import { startWebhookReceiver } from './webhook-receiver.js';
 import { createTokenStore } from '../warehouse/oauth-tokens.js';

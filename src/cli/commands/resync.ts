@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config/config.js';
+import { requireApiBaseUrl, requireApiKey } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
 import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
 import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
 import { formatEta } from '../terminal.js';

@@ -1,6 +1,6 @@
 import type { PartnerApi } from '../../api/partner-api.js';
 import type { Window } from '../../sync/windows.js';
-import { CHECKINS_STREAM } from '../../warehouse/sync-windows.js';
+import { CHECKINS_STREAM } from '../../warehouse/sync-window-reads.js';
 import type { StreamName } from '../stream-names.js';
 import type { StreamDeps } from '../stream.js';
 

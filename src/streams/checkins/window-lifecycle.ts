@@ -35,22 +35,21 @@ export {
 } from '../../warehouse/sync-windows.js';
 
 // Reads: which windows are in which state.
+export { loadWindow, windowsWithDropToConfirm } from '../../warehouse/sync-windows.js';
 export {
   windowOf,
-  loadWindow,
   windowsInRange,
   dueWindows,
   runningWindowsLeasedFrom,
-  windowsWithDropToConfirm,
   knownWindowsOverlapping,
-} from '../../warehouse/sync-windows.js';
+} from '../../warehouse/sync-window-reads.js';
 
 // The feed's own state beside its windows (the low watermark, the planned-up-to mark).
 export {
   loadCheckinsState,
   saveCheckinsState,
   advanceStoredWatermark,
-} from '../../warehouse/sync-windows.js';
+} from '../../warehouse/checkins-feed-state.js';
 
 /** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
 export function retryDelayMs(attempts: number): number {

@@ -7,7 +7,7 @@ import { createMemberApis } from '../../../src/api/http-partner-api.js';
 import { runStreamPass } from '../../../src/streams/passes.js';
 import type { StreamName } from '../../../src/streams/registry.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
-import { windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 import { createTokenStore } from '../../../src/warehouse/oauth-tokens.js';
