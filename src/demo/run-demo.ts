@@ -12,7 +12,7 @@ import { effectiveKeyPrefix, type RedisSettings } from '../redis/settings.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import { startSimulator, type RunningSimulator } from '../simulator/index.js';
 import { runStreamPass, type PassResult } from '../streams/passes.js';
-import { STREAM_NAMES, type StreamName } from '../streams/stream-names.js';
+import { STREAM_NAMES, type StreamName } from '../sync/stream-facts.js';
 import { countWindowRows } from '../warehouse/check-ins.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';
 import { ensureDatabase, migrateToLatest } from '../warehouse/migrate.js';

@@ -5,7 +5,7 @@ import type { PartnerApi } from '../../../src/api/partner-api.js';
 import { storeMemberConnection } from '../../../src/api/oauth/member-connection.js';
 import { createMemberApis } from '../../../src/api/http-partner-api.js';
 import { runStreamPass } from '../../../src/streams/passes.js';
-import type { StreamName } from '../../../src/streams/registry.js';
+import type { StreamName } from '../../../src/sync/stream-facts.js';
 import type { StreamDeps } from '../../../src/streams/stream.js';
 import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createIntentHarness, type IntentHarness } from '../intents/harness.js';
