@@ -1,6 +1,12 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config, OAuthConfig } from '../config/config.js';
-import { STREAM_FACTS, STREAM_NAMES, readsWithOAuth, type StreamName } from '../sync/stream-facts.js';
+import {
+  STREAM_FACTS,
+  STREAM_NAMES,
+  readsWithOAuth,
+  type StreamFacts,
+  type StreamName,
+} from '../sync/stream-facts.js';
 import {
   oauthSettingsOf,
   type FollowUpSignals,
@@ -45,12 +51,15 @@ export interface StreamDefinition<Name extends string = string> {
   loadPass(): Promise<Pass>;
   /** How often the worker runs the stream (its `schedule` setting; status shows it as the interval). */
   everyMs(config: Config): number;
-  /** Reads with the OAuth user token (its routes' credential is `bearer`): skipped (worker, `run all`) or refused (`run <stream>`) without OAuth. */
+  /**
+   * Reads with the OAuth user token (its routes' credential is `bearer`): skipped (worker, `run
+   * all`) or refused (`run <stream>`) without OAuth.
+   */
   needsOAuth: boolean;
   /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
   followUps: ReadonlyArray<FollowUp<Name>>;
   /** The worker job that schedules the stream (its facts' `scheduledBy`). */
-  scheduledBy: 'stream-pass' | 'checkins-plan';
+  scheduledBy: StreamFacts['scheduledBy'];
   /**
    * How `resync` re-reads it (src/streams/resync.ts); `unsupported`, with the reason, for a stream
    * that reads nothing from the partner API.
