@@ -1,6 +1,6 @@
 import { checkinsPlanJob } from './checkins-plan.js';
 import { checkinsWindowJob } from './checkins-window.js';
-import { CHECKIN_WINDOWS_IN_FLIGHT } from '../src/streams/checkins/windows-in-flight.js';
+import { CHECKINS_TUNING } from '../src/streams/checkins/tuning.js';
 import type { JobDefinition, JobSet } from '../src/worker/job-definition.js';
 import { QUEUES, type QueueName } from '../src/worker/queues.js';
 import { streamPassJob } from './stream-pass.js';
@@ -15,7 +15,7 @@ export const JOBS: Record<string, JobDefinition<unknown>> = {
 /** How many jobs of each queue one worker process runs at once. */
 export const QUEUE_CONCURRENCY: Record<QueueName, number> = {
   [QUEUES.checkinsPlan]: 1,
-  [QUEUES.checkinsWindow]: CHECKIN_WINDOWS_IN_FLIGHT,
+  [QUEUES.checkinsWindow]: CHECKINS_TUNING.windowsInFlight,
   [QUEUES.streams]: 3,
 };
 

@@ -2,13 +2,8 @@ import type { Queue } from 'bullmq';
 import { z } from 'zod';
 import type { Config } from '../src/config/config.js';
 import { runStreamPass } from '../src/streams/passes.js';
-import {
-  STREAMS,
-  STREAM_NAMES,
-  followUpsOf,
-  streamEnabled,
-  type StreamName,
-} from '../src/streams/registry.js';
+import { STREAMS, followUpsOf, streamEnabled } from '../src/streams/registry.js';
+import { STREAM_NAMES, type StreamName } from '../src/sync/stream-facts.js';
 import { defineJob } from '../src/worker/job-definition.js';
 import { exponentialBackoffMs } from '../src/sync/backoff.js';
 import { JOB_OPTIONS, QUEUES } from '../src/worker/queues.js';

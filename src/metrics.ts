@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { STREAM_NAMES } from './streams/stream-names.js';
+import { STREAM_NAMES } from './sync/stream-facts.js';
 
 /**
  * The pipeline's Prometheus metrics, one registry per process (no global registry, so tests

@@ -22,9 +22,10 @@ import { unfenced } from '../leases/fenced-database.js';
 import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 
-/** The alerts stream's name (STREAM_NAMES in src/streams/stream-names.ts), as its log lines carry it. */
-const STREAM = 'alerts';
+/** The alerts stream's name, as its log lines carry it. */
+const STREAM = STREAM_NAME.alerts;
 
 /** What delivery needs of a stream's deps (StreamDeps, src/streams/stream.ts); every pass's deps fit. */
 export interface AlertDeliveryDeps {

@@ -1,24 +1,20 @@
 import type { BudgetStream } from '../sync/budget-allocation.js';
+import { API_STREAMS, STREAM_FACTS } from '../sync/stream-facts.js';
 import type { CredentialKind } from './errors.js';
 
 // The spec's authentication table, in the one place that decides which credential a path gets.
 // The two credentials are not interchangeable: an API key on a bearer route is a 401, and a bearer
 // token is never sent to a discovery route (it would leak a member token to routes that do not need it).
 // Each family's requests are counted against one stream of the shared budget (spend-ledger.ts).
-// Exported for the test that holds it to the stream registry (test/unit/streams/registry.test.ts).
+// Derived from each stream's routes and credential (`reads`, src/sync/stream-facts.ts).
 export const ROUTE_FAMILIES: readonly {
   prefix: string;
   credential: CredentialKind;
   spendsOn: BudgetStream;
-}[] = [
-  { prefix: '/restaurants', credential: 'api-key', spendsOn: 'restaurants' },
-  { prefix: '/locations', credential: 'api-key', spendsOn: 'locations' },
-  { prefix: '/check_ins', credential: 'api-key', spendsOn: 'checkins' },
-  { prefix: '/challenges', credential: 'api-key', spendsOn: 'challenges' },
-  { prefix: '/balance', credential: 'api-key', spendsOn: 'balance' },
-  { prefix: '/users/me', credential: 'bearer', spendsOn: 'members' },
-  { prefix: '/payment_intents', credential: 'bearer', spendsOn: 'payment_intents' },
-];
+}[] = API_STREAMS.flatMap((stream) => {
+  const { credential, routes } = STREAM_FACTS[stream].reads;
+  return routes.map((prefix) => ({ prefix, credential, spendsOn: stream }));
+});
 
 function familyOf(path: string) {
   const clean = path.split('?')[0] ?? path;

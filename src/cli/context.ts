@@ -1,4 +1,5 @@
-import { loadConfig, secretValues, type Config } from '../config/config.js';
+import { loadConfig, type Config } from '../config/config.js';
+import { secretValues } from '../config/secret-values.js';
 import { createLogger, logStyle, type Logger } from '../log.js';
 import type { CliInput } from './read-secret.js';
 import { createTerminalSink, type TerminalSink } from './terminal.js';

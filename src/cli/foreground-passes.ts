@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { PassResult } from '../streams/passes.js';
-import { streamEnabled, type StreamName } from '../streams/registry.js';
+import { streamEnabled } from '../streams/registry.js';
+import { type StreamName } from '../sync/stream-facts.js';
 import { stripControlCharacters } from '../terminal-text.js';
 import type { CliContext } from './context.js';
 import { CliExit, ExitCode } from './exit-codes.js';

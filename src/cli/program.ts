@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config/config.js';
+import { ConfigError } from '../config/config-error.js';
 import { packageVersion } from '../package-info.js';
 import { stripControlCharacters } from '../terminal-text.js';
 import { CliExit, ExitCode } from './exit-codes.js';

@@ -1,4 +1,5 @@
-import { ConfigError, type Config, type OAuthConfig } from '../config/config.js';
+import { type Config, type OAuthConfig } from '../config/config.js';
+import { ConfigError } from '../config/config-error.js';
 
 /** The OAuth settings a command needs, or exit 2 naming the first missing variable. */
 export function requireOAuth(config: Config, command: string): OAuthConfig {

@@ -15,7 +15,7 @@ export async function enqueueWindowsFor(
 ): Promise<number> {
   const { enqueueWindows } = await import('../streams/checkins/window-jobs.js');
   const { JOB_OPTIONS, QUEUES } = await import('../worker/queues.js');
-  const { createQueue } = await import('../worker/worker.js');
+  const { createQueue } = await import('../worker/queue-setup.js');
   const queue = createQueue(config, redis, QUEUES.checkinsWindow);
   try {
     return await enqueueWindows(queue, windows, JOB_OPTIONS);

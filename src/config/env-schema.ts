@@ -5,6 +5,7 @@ import { ALERT_SIGNATURE_SCHEMES } from '../sync/alert-signature-schemes.js';
 import { Secret } from '../secret.js';
 import { DEFAULT_ALERT_EVENTS, parseAlertEvents, type AlertEventType } from '../sync/alert-events.js';
 import { parseReadCeilings } from '../sync/read-ceilings.js';
+import { STREAM_FACTS, STREAM_NAMES, type ScheduleSetting } from '../sync/stream-facts.js';
 
 // Every environment variable config.ts reads, as one zod schema: each variable's parser, its
 // default and its bounds. config.ts turns the parsed result into a Config.
@@ -114,6 +115,18 @@ const encryptionKey = z.string().transform((text, ctx) => {
 });
 
 /** Every environment variable we read, with its default; the single place that knows their names. */
+/**
+ * Each stream's interval setting (`CHECKINS_EVERY`, `RESTAURANTS_EVERY`, …) with its default, from
+ * the stream's facts (src/sync/stream-facts.ts): a positive duration.
+ */
+function streamIntervals() {
+  const entries = STREAM_NAMES.map((stream) => {
+    const { setting, defaultMs } = STREAM_FACTS[stream].schedule;
+    return [setting, positiveDuration.default(defaultMs)] as const;
+  });
+  return Object.fromEntries(entries) as Record<ScheduleSetting, (typeof entries)[number][1]>;
+}
+
 export const envSchema = z.object({
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/rewards_etl'),
   // No default here: whether it was set decides between it and REDIS_SENTINELS / REDIS_CLUSTER_NODES.
@@ -166,19 +179,12 @@ export const envSchema = z.object({
   CHECKINS_LOOKBACK_EVERY: positiveDuration.default(900_000),
   CHECKINS_SPLIT_PAGES: integerIn(1, 100_000).default(50),
   CHECKINS_DELETE_CONFIRM_AFTER: positiveDuration.default(1_800_000),
-  CHECKINS_EVERY: positiveDuration.default(30_000),
   // Off when unset (docs/warehouse-scale.md#retention). A day at least: retention works in whole months.
   CHECKINS_RETENTION: positiveDuration.refine((ms) => ms >= 86_400_000, 'must be at least 1d').optional(),
   CHECKINS_ROLLUP_RETENTION: positiveDuration
     .refine((ms) => ms >= 86_400_000, 'must be at least 1d')
     .optional(),
-  RESTAURANTS_EVERY: positiveDuration.default(3_600_000),
-  CHALLENGES_EVERY: positiveDuration.default(3_600_000),
-  LOCATIONS_EVERY: positiveDuration.default(3_600_000),
-  BALANCE_EVERY: positiveDuration.default(300_000),
-  PAYMENT_INTENTS_EVERY: positiveDuration.default(5_000),
-  ALERTS_EVERY: positiveDuration.default(2_000),
-  MEMBERS_EVERY: positiveDuration.default(900_000),
+  ...streamIntervals(),
   SNAPSHOT_MAX_DROP: fraction.default(0.2),
   INTENT_POLL_SHARE: fraction.default(0.5),
   MEMBER_SYNC_SHARE: fraction.default(0.2),

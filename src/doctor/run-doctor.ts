@@ -1,4 +1,5 @@
-import { ConfigError, requireApiBaseUrl, requireApiKey, type Config } from '../config/config.js';
+import { requireApiBaseUrl, requireApiKey, type Config } from '../config/config.js';
+import { ConfigError } from '../config/config-error.js';
 import { knownSecrets, scrubSecrets } from '../status/collect-status.js';
 import { describeRedis } from '../redis/settings.js';
 import { splitDatabaseUrl } from '../warehouse/database.js';

@@ -1,6 +1,6 @@
 import { formatCount } from '../status/format.js';
 import type { HourlyThroughput } from '../status/status-report.js';
-import type { StreamName } from '../streams/stream-names.js';
+import type { StreamName } from '../sync/stream-facts.js';
 import { html, type SafeHtml } from './html.js';
 
 // Stacked bars of rows per hour and stream, as inline SVG: no script, no external asset.

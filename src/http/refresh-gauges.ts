@@ -1,9 +1,9 @@
 import type { PipelineMetrics } from '../metrics.js';
 import type { GaugeFigures } from '../status/collect-status.js';
 import { QUEUE_STATES, WINDOW_STATES } from '../status/status-report.js';
-import type { StreamName } from '../streams/stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 
-const CHECKINS = 'checkins' satisfies StreamName;
+const CHECKINS = STREAM_NAME.checkins;
 
 /**
  * Sets the shared-state gauges from what Postgres and Redis say now. A figure we could not

@@ -3,7 +3,8 @@ import { DEFAULT_TOKEN_ROW, INVALID_GRANT_MARK } from '../api/oauth/token-store.
 import { countAlertBacklog } from '../alerts/alert-store.js';
 import { countConnectionsByStatus } from '../warehouse/member-connections.js';
 import type { DB } from '../warehouse/schema.js';
-import { CHECKINS_STREAM, loadCheckinsState } from '../warehouse/sync-windows.js';
+import { loadCheckinsState } from '../warehouse/checkins-feed-state.js';
+import { CHECKINS_STREAM } from '../warehouse/sync-window-reads.js';
 import {
   WINDOW_STATES,
   type AlertsSummary,

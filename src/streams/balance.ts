@@ -3,13 +3,13 @@ import { driftOf } from '../records/parse.js';
 import { driftCounts } from '../records/schema-drift.js';
 import { insertBalanceSnapshot } from '../warehouse/balance.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
 
 export { currentAppWalletId } from '../warehouse/balance.js';
 
-const STREAM = 'balance' satisfies StreamName;
+const STREAM = STREAM_NAME.balance;
 
 /** `GET /balance` -> one balance_snapshots row, amounts exact. API errors are thrown (the job retries). */
 export async function runBalancePass(deps: StreamDeps<PartnerApi>): Promise<PassOutcome> {

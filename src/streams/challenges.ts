@@ -17,10 +17,10 @@ import { learnedRead } from '../sync/read-cadence.js';
 import type { ReadState } from '../sync/read-cadence.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import { streamAllowance } from './stream-budget.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
-const STREAM = 'challenges' satisfies StreamName;
+const STREAM = STREAM_NAME.challenges;
 /** A restaurant's challenge list is read on the adaptive cadence (docs/freshness.md). */
 const READ_KIND = 'restaurant.challenges';
 /** Consecutive restaurants whose paging failed after which the pass stops: the API is down. */

@@ -18,11 +18,11 @@ import { readStatesOfKind, recordReads } from '../warehouse/record-reads.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { stopsThePass } from './pass-stop.js';
 import { isPassInterruption } from './snapshot-list.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 import { noteSchemaDrift } from './schema-drift.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
-const STREAM = 'locations' satisfies StreamName;
+const STREAM = STREAM_NAME.locations;
 
 /** Requests one location refresh costs: the location and its open hours. */
 const REQUESTS_PER_LOCATION = 2;

@@ -23,9 +23,9 @@ import { protectRejectedPayload } from '../sync/member-pii.js';
 import type { Executor } from '../warehouse/database.js';
 import { storeRejections } from '../warehouse/rejected-records.js';
 import { oauthSettingsOf, type StreamDeps } from './stream.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 
-const STREAM = 'members' satisfies StreamName;
+const STREAM = STREAM_NAME.members;
 /** Pages of visits one member may take per pass (the first read of a long history resumes next pass). */
 const MAX_CHECK_IN_PAGES = 10;
 const MEMBERSHIP_PAGE_SIZE = 100;

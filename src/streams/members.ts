@@ -26,13 +26,13 @@ import {
 import { stopsThePass } from './pass-stop.js';
 import { unfenced } from '../leases/fenced-database.js';
 import type { PassOutcome, StreamDeps } from './stream.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 import { syncMember, type MemberSyncResult } from './member-sync.js';
 import { createTokenStore, memberAccessTokenExpiries } from '../warehouse/oauth-tokens.js';
 import { memberTokenRow } from '../api/oauth/member-connection.js';
 import { refreshCost } from '../sync/member-token-refresh.js';
 
-const STREAM = 'members' satisfies StreamName;
+const STREAM = STREAM_NAME.members;
 /** A member costs at least one request per kind it reads; the budget never drops below a whole member. */
 const MEMBER_KINDS_COUNT = MEMBER_KINDS.length;
 

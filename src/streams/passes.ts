@@ -6,7 +6,8 @@ import { withLease, type HeldLease } from '../leases/with-lease.js';
 import type { Logger } from '../log.js';
 import type { LeaseHolder } from '../warehouse/leases.js';
 import { finishSyncRun, startSyncRun } from '../warehouse/sync-runs.js';
-import { STREAMS, type Pass, type PassContext, type StreamName } from './registry.js';
+import { STREAMS, type Pass, type PassContext } from './registry.js';
+import { type StreamName } from '../sync/stream-facts.js';
 import { leaseOptionsOf, type PassOutcome, type StreamDeps } from './stream.js';
 
 export type PassResult =

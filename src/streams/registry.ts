@@ -1,11 +1,23 @@
 import type { PartnerApi } from '../api/partner-api.js';
 import type { Config, OAuthConfig } from '../config/config.js';
-import { oauthSettingsOf, type FollowUpSignals, type PassOutcome, type StreamDeps } from './stream.js';
-import { STREAM_NAMES, type StreamName } from './stream-names.js';
+import {
+  STREAM_FACTS,
+  STREAM_NAMES,
+  readsWithOAuth,
+  type StreamFacts,
+  type StreamName,
+} from '../sync/stream-facts.js';
+import {
+  oauthSettingsOf,
+  type FollowUpSignals,
+  type PassOutcome,
+  type ResyncDefinition,
+  type StreamDeps,
+} from './stream.js';
 
-// The names are the bottom of src/streams/ (stream-names.ts); re-exported for the CLI and jobs/,
-// which read them with the registry.
-export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
+// Re-exported for bench/lib/full-world-setup.ts, which imports the name type from here; everything
+// else imports it from src/sync/stream-facts.ts (issue 42: remove once bench/ moves).
+export type { StreamName } from '../sync/stream-facts.js';
 
 /** How a pass was started. */
 export interface PassContext {
@@ -26,8 +38,10 @@ export interface FollowUp<Name extends string> {
 }
 
 /**
- * Everything the service knows about a stream, in one place. Its name is its key in STREAMS; the
- * job queue, `run`, `status` and the worker's schedules are all computed from these records.
+ * Everything the service knows about a stream, in one place: its facts (src/sync/stream-facts.ts:
+ * schedule, routes, credential, budget) and the code run for it. Its name is its key in STREAMS;
+ * the job queue, `run`, `resync`, `status` and the worker's schedules are all computed from these
+ * records.
  */
 export interface StreamDefinition<Name extends string = string> {
   /**
@@ -35,17 +49,22 @@ export interface StreamDefinition<Name extends string = string> {
    * without loading the database and API layers a pass needs.
    */
   loadPass(): Promise<Pass>;
-  /** How often the worker runs the stream (status shows it as the stream's interval). */
+  /** How often the worker runs the stream (its `schedule` setting; status shows it as the interval). */
   everyMs(config: Config): number;
-  /** Reads with the OAuth user token: skipped (worker, `run all`) or refused (`run <stream>`) without OAuth. */
+  /**
+   * Reads with the OAuth user token (its routes' credential is `bearer`): skipped (worker, `run
+   * all`) or refused (`run <stream>`) without OAuth.
+   */
   needsOAuth: boolean;
   /** Passes the worker enqueues at once after this one, instead of leaving them for their next tick. */
   followUps: ReadonlyArray<FollowUp<Name>>;
+  /** The worker job that schedules the stream (its facts' `scheduledBy`). */
+  scheduledBy: StreamFacts['scheduledBy'];
   /**
-   * The worker job that schedules the stream (jobs/): `stream-pass` runs the whole pass every
-   * `everyMs`; the check-in feed has a planner of its own (`checkins-plan`, then one job per window).
+   * How `resync` re-reads it (src/streams/resync.ts); `unsupported`, with the reason, for a stream
+   * that reads nothing from the partner API.
    */
-  scheduledBy: 'stream-pass' | 'checkins-plan';
+  resync: ResyncDefinition<PartnerApi> | { unsupported: string };
 }
 
 /** A pass whose tuning argument keeps its defaults when the worker or `run` calls it. */
@@ -54,64 +73,126 @@ const withDefaults =
   (deps) =>
     run(deps);
 
-/** The common case: no OAuth, no follow-ups, one `stream-pass` job per tick. */
-function wholePass(
-  entry: Pick<StreamDefinition, 'loadPass' | 'everyMs'> & { needsOAuth?: boolean },
-): StreamDefinition<never> {
-  return { needsOAuth: false, followUps: [], scheduledBy: 'stream-pass', ...entry };
+/** A stream's definition: its facts (stream-facts.ts) and its code; no follow-ups unless given. */
+function define<Name extends StreamName>(
+  stream: Name,
+  code: Pick<StreamDefinition<StreamName>, 'loadPass' | 'resync'> & {
+    followUps?: StreamDefinition<StreamName>['followUps'];
+  },
+): StreamDefinition<StreamName> {
+  const facts = STREAM_FACTS[stream];
+  return {
+    loadPass: code.loadPass,
+    resync: code.resync,
+    followUps: code.followUps ?? [],
+    everyMs: (config) => config.schedules[facts.schedule.configKey],
+    needsOAuth: readsWithOAuth(stream),
+    scheduledBy: facts.scheduledBy,
+  };
 }
 
 /**
- * The streams of docs/contract.md, one entry per name of STREAM_NAMES (stream-names.ts: the order
- * `run all` takes them). Adding a stream is its name there and one entry here.
+ * The streams of docs/contract.md, one entry per name of STREAM_NAMES (src/sync/stream-facts.ts:
+ * the order `run all` takes them). Adding a stream is its name and facts there and one entry here.
  */
 export const STREAMS: Readonly<Record<StreamName, StreamDefinition<StreamName>>> = {
-  restaurants: {
+  restaurants: define('restaurants', {
     loadPass: async () => withDefaults((await import('./restaurants.js')).runRestaurantsPass),
-    everyMs: (config) => config.schedules.restaurantsMs,
-    needsOAuth: false,
-    scheduledBy: 'stream-pass',
     // New restaurants have challenges to read: do not leave them for the next hourly tick.
     followUps: [{ stream: 'challenges', when: (signals) => (signals.newRestaurants ?? 0) > 0 }],
-  },
-  checkins: {
+    resync: {
+      usesRange: false,
+      what: 'the whole list, every version compared by content (stored hashes recomputed)',
+      load: async () => {
+        const { runRestaurantsPass } = await import('./restaurants.js');
+        return (deps) => runRestaurantsPass(deps, { recheckStoredVersions: true });
+      },
+    },
+  }),
+  checkins: define('checkins', {
     loadPass: async () => withDefaults((await import('./checkins/pass.js')).runCheckinsPass),
-    everyMs: (config) => config.schedules.checkinsMs,
-    needsOAuth: false,
-    scheduledBy: 'checkins-plan',
-    // The feed brings new locations: their full form and open hours should not wait for the daily
-    // locations tick.
+    // The feed brings new locations: their full form and open hours should not wait for the
+    // locations stream's next pass.
     followUps: [{ stream: 'locations', when: (signals) => (signals.locationsNeverRefreshed ?? 0) > 0 }],
-  },
-  locations: wholePass({
+    resync: {
+      usesRange: true,
+      what: 'every window of the range re-paged from its first page, whatever its state',
+      load: async () => {
+        const { resyncCheckins } = await import('./checkins/resync.js');
+        return (deps, options) =>
+          resyncCheckins(deps, {
+            range: options.range,
+            wait: options.wait,
+            progress: options.progress,
+            ...(options.retryMs === undefined ? {} : { lockedRetryMs: options.retryMs }),
+          });
+      },
+    },
+  }),
+  locations: define('locations', {
     loadPass: async () => withDefaults((await import('./locations.js')).runLocationsPass),
-    everyMs: (config) => config.schedules.locationsMs,
+    resync: {
+      usesRange: false,
+      what: 'the full form and open hours of every known location, not only those due within the budget',
+      load: async () => {
+        const { runLocationsPass } = await import('./locations.js');
+        const { countLocations } = await import('../warehouse/locations.js');
+        return async (deps, options) => {
+          const { total } = await countLocations(deps.db);
+          options.progress?.({ done: 0, total, unit: 'locations' });
+          return runLocationsPass(deps, { everyRecord: true });
+        };
+      },
+    },
   }),
-  challenges: wholePass({
+  challenges: define('challenges', {
     loadPass: async () => withDefaults((await import('./challenges.js')).runChallengesPass),
-    everyMs: (config) => config.schedules.challengesMs,
+    resync: {
+      usesRange: false,
+      what: "every live restaurant's challenge list, every version compared by content (stored hashes recomputed)",
+      load: async () => {
+        const { runChallengesPass } = await import('./challenges.js');
+        return (deps) => runChallengesPass(deps, { recheckStoredVersions: true, everyRecord: true });
+      },
+    },
   }),
-  balance: wholePass({
+  balance: define('balance', {
     loadPass: async () => (await import('./balance.js')).runBalancePass,
-    everyMs: (config) => config.schedules.balanceMs,
+    resync: {
+      usesRange: false,
+      what: 'one read of the app wallet balance (it has no short-cut to ignore)',
+      load: async () => (await import('./balance.js')).runBalancePass,
+    },
   }),
-  payment_intents: wholePass({
+  payment_intents: define('payment_intents', {
     loadPass: async () => {
       const { runPaymentIntentsPass } = await import('./payment-intents/pass.js');
       return (deps, context) => runPaymentIntentsPass(deps, context ?? {});
     },
-    everyMs: (config) => config.schedules.paymentIntentsMs,
-    needsOAuth: true,
+    resync: {
+      usesRange: true,
+      what: 'the full form of every stored intent created in the range, changes through the transition ledger',
+      load: async () => (await import('./payment-intents/resync.js')).resyncPaymentIntents,
+    },
   }),
-  alerts: wholePass({
+  alerts: define('alerts', {
     loadPass: async () => withDefaults((await import('../alerts/delivery.js')).runAlertsPass),
-    everyMs: (config) => config.schedules.alertsMs,
+    resync: {
+      unsupported:
+        'alerts reads nothing from the partner API (undelivered alerts are retried by the alerts pass); nothing to re-sync',
+    },
   }),
-  members: wholePass({
-    loadPass: async () => withDefaults((await import('./members.js')).runMembersPass),
-    everyMs: (config) => config.schedules.membersMs,
+  members: define('members', {
     // Each connected member brings their own tokens; the OAuth client and key must be configured.
-    needsOAuth: true,
+    loadPass: async () => withDefaults((await import('./members.js')).runMembersPass),
+    resync: {
+      usesRange: false,
+      what: "every active connection, each member's visits read from the top to the last page",
+      load: async () => {
+        const { runMembersPass } = await import('./members.js');
+        return (deps) => runMembersPass(deps, { fromTheTop: true });
+      },
+    },
   }),
 };
 

@@ -8,11 +8,11 @@ import {
   restaurantContentHash,
   upsertRestaurantPage,
 } from '../warehouse/restaurants.js';
-import type { StreamName } from './stream-names.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 import { loadDeletionBaseline, readSnapshotList } from './snapshot-list.js';
 import type { PassOutcome, SnapshotPassOptions, StreamDeps } from './stream.js';
 
-const STREAM = 'restaurants' satisfies StreamName;
+const STREAM = STREAM_NAME.restaurants;
 
 /**
  * Pages `GET /restaurants` fully (readSnapshotList). Restaurants absent from a complete pass are

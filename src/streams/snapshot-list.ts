@@ -15,7 +15,7 @@ import { storeRejections } from '../warehouse/rejected-records.js';
 import type { DB } from '../warehouse/schema.js';
 import { lastFinishedRun } from '../warehouse/sync-runs.js';
 import { stopsThePass } from './pass-stop.js';
-import type { StreamName } from './stream-names.js';
+import type { StreamName } from '../sync/stream-facts.js';
 import type { StreamDeps } from './stream.js';
 
 /** What reading one snapshot list (all restaurants, or one restaurant's challenges) showed. */

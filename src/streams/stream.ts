@@ -8,10 +8,8 @@ import type { Logger } from '../log.js';
 import type { PipelineMetrics } from '../metrics.js';
 import type { DB } from '../warehouse/schema.js';
 
-import type { StreamName } from './stream-names.js';
-
-// Stream names live in stream-names.ts; re-exported for the modules that only need the name type.
-export { STREAM_NAMES, isStreamName, type StreamName } from './stream-names.js';
+import type { ResyncProgress, ResyncRange } from '../sync/resync-plan.js';
+import type { StreamName } from '../sync/stream-facts.js';
 
 /** What a stream pass needs; the API client type stays generic here to keep this module free of I/O. */
 export interface StreamDeps<Api> {
@@ -77,4 +75,23 @@ export interface PassOutcome {
   error?: string;
   /** One line per piece of work left undone (a failed window and why): `run` prints them and exits 1. */
   problems?: string[];
+}
+
+/** What a re-sync is given (`resync`, src/streams/resync.ts). */
+export interface ResyncPassOptions {
+  range: ResyncRange;
+  /** Wait for leases other processes hold instead of reporting the work as left behind. */
+  wait: boolean;
+  progress?: ResyncProgress | undefined;
+  /** Pause between two tries of a lease another process holds (tests shorten it). */
+  retryMs?: number;
+}
+
+/** How one stream is re-synced: a pass that ignores the stream's short-cuts (a stream's `resync`). */
+export interface ResyncDefinition<Api> {
+  /** Whether `--from`/`--to` narrow it (otherwise the whole stream is read). */
+  usesRange: boolean;
+  /** What the re-sync does, in a phrase (`resync --help`, docs/resync.md). */
+  what: string;
+  load(): Promise<(deps: StreamDeps<Api>, options: ResyncPassOptions) => Promise<PassOutcome>>;
 }

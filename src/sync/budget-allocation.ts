@@ -1,48 +1,46 @@
+import { API_STREAMS, STREAM_FACTS, type ApiStream, type ShareSettings } from './stream-facts.js';
+
 // One budget across streams (docs/rate-limit.md, "One budget"): the partner API's limit over an
 // interval is divided between the streams that have work, highest priority first, each stream's
 // share being the floor it keeps while higher-priority streams are busy. Pure: the streams and
 // `status` measure the spend (src/api/spend-ledger.ts) and call this.
 
 /**
- * What the ledger counts requests against, in priority order: the feed's forward paging and the
- * payment intents (whose by-id reads raise the paid alerts) first, then the app's own token refreshes, then
- * members (their token refreshes included), then the snapshots. The route families map onto these
- * (src/api/credential-routing.ts).
+ * The app's own OAuth token refreshes (`/oauth/token`) are no stream but are counted on their
+ * own, right after the payment intents whose reads need the token.
  */
-export const BUDGET_STREAMS = [
-  'checkins',
-  'payment_intents',
-  'oauth',
-  'members',
-  'locations',
-  'restaurants',
-  'challenges',
-  'balance',
-] as const;
-export type BudgetStream = (typeof BUDGET_STREAMS)[number];
+const OAUTH_BUDGET = { priority: 3, share: 0 } as const;
+
+/**
+ * What the ledger counts requests against: every stream that reads the partner API and the app's
+ * token refreshes, in priority order (each stream's `reads.budget`, src/sync/stream-facts.ts).
+ * The route families map onto these (src/api/credential-routing.ts).
+ */
+export type BudgetStream = ApiStream | 'oauth';
+
+function budgetOf(stream: BudgetStream): { priority: number; share: number | keyof ShareSettings } {
+  return stream === 'oauth' ? OAUTH_BUDGET : STREAM_FACTS[stream].reads.budget;
+}
+
+export const BUDGET_STREAMS: readonly BudgetStream[] = [...API_STREAMS, 'oauth' as const].sort(
+  (a, b) => budgetOf(a).priority - budgetOf(b).priority,
+);
 
 export function isBudgetStream(value: string): value is BudgetStream {
   return (BUDGET_STREAMS as readonly string[]).includes(value);
 }
 
 /** The locations pass plans its refreshes within a quarter of the limit: its share. */
-export const LOCATIONS_SHARE = 0.25;
+export const LOCATIONS_SHARE = STREAM_FACTS.locations.reads.budget.share;
 
-/** Each stream's share of the limit: the floor it keeps (0 for the streams without a setting). */
-export function budgetShares(settings: {
-  intentPollShare: number;
-  memberSyncShare: number;
-}): Record<BudgetStream, number> {
-  return {
-    checkins: 0,
-    payment_intents: settings.intentPollShare,
-    oauth: 0,
-    members: settings.memberSyncShare,
-    locations: LOCATIONS_SHARE,
-    restaurants: 0,
-    challenges: 0,
-    balance: 0,
-  };
+/** Each stream's share of the limit: the floor it keeps (a fraction, or the setting that gives it). */
+export function budgetShares(settings: ShareSettings): Record<BudgetStream, number> {
+  return Object.fromEntries(
+    BUDGET_STREAMS.map((stream) => {
+      const share = budgetOf(stream).share;
+      return [stream, typeof share === 'number' ? share : settings[share]];
+    }),
+  ) as Record<BudgetStream, number>;
 }
 
 export interface StreamClaim {

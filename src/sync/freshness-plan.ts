@@ -6,6 +6,7 @@ import {
   type StreamAllowance,
 } from './budget-allocation.js';
 import { MEMBER_KINDS } from './member-read-plan.js';
+import { STREAM_FACTS, type ApiStream, type StreamSchedules } from './stream-facts.js';
 import { refreshesPerHour } from './member-token-refresh.js';
 import type { Cadence, ReadKind } from './read-cadence.js';
 
@@ -17,14 +18,8 @@ const HOUR_MS = 3_600_000;
 export interface PlanInput {
   rateLimitRps: number;
   pageSize: number;
-  schedules: {
-    checkinsMs: number;
-    restaurantsMs: number;
-    challengesMs: number;
-    locationsMs: number;
-    balanceMs: number;
-    membersMs: number;
-  };
+  /** The intervals of `Config.schedules` the projection reads (the streams that poll on a schedule). */
+  schedules: Omit<StreamSchedules, 'paymentIntentsMs' | 'alertsMs'>;
   lookback: { windows: number; everyMs: number };
   intentPollShare: number;
   memberSyncShare: number;
@@ -111,14 +106,7 @@ function records(
 }
 
 /** Requests per hour each stream but members (and oauth) would send: their claims on the budget. */
-interface StreamDemands {
-  checkins: number;
-  restaurants: number;
-  challenges: number;
-  locations: number;
-  balance: number;
-  payment_intents: number;
-}
+type StreamDemands = Record<Exclude<ApiStream, 'members'>, number>;
 
 type Interval = ReturnType<typeof cadenceInterval>;
 
@@ -283,7 +271,7 @@ function streamProjections(demands: StreamDemands, members: number): StreamProje
     {
       stream: 'restaurants',
       requestsPerHour: demands.restaurants,
-      basis: 'every page per RESTAURANTS_EVERY',
+      basis: `every page per ${STREAM_FACTS.restaurants.schedule.setting}`,
     },
     {
       stream: 'challenges',
@@ -295,7 +283,11 @@ function streamProjections(demands: StreamDemands, members: number): StreamProje
       requestsPerHour: demands.locations,
       basis: 'due full forms and open hours, on their adaptive cadence, within the pass budget',
     },
-    { stream: 'balance', requestsPerHour: demands.balance, basis: 'one read per BALANCE_EVERY' },
+    {
+      stream: 'balance',
+      requestsPerHour: demands.balance,
+      basis: `one read per ${STREAM_FACTS.balance.schedule.setting}`,
+    },
     {
       stream: 'payment_intents',
       requestsPerHour: demands.payment_intents,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { ResyncRange } from '../sync/resync-plan.js';
 import type { Executor } from './database.js';
 import type { SyncWindow } from './schema.js';
-import { CHECKINS_STREAM } from './sync-windows.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 
 /** Check-in windows holding any instant of the range (a window only partly inside it too), oldest first. */
 export async function windowsOverlapping(db: Executor, range: ResyncRange): Promise<SyncWindow[]> {

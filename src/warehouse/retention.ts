@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { partitionsPastRetention, retentionCutoff } from '../sync/retention.js';
 import { listCheckInPartitions } from './check-in-partitions.js';
 import type { DB } from './schema.js';
-import { CHECKINS_STREAM } from './sync-windows.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 
 export interface RetentionSettings {
   retentionMs: number | undefined;

@@ -2,13 +2,10 @@ import { sql } from 'kysely';
 import type { Window } from '../sync/windows.js';
 import type { SyncWindow } from './schema.js';
 import type { Executor } from './database.js';
+import { STREAM_NAME } from '../sync/stream-facts.js';
 
-/**
- * The check-in feed's name in the stream registry, as sync_windows, sync_state and
- * rejected_records key its rows. The warehouse sits below the registry, so the name is stated
- * here once; src/streams/checkins/deps.ts checks it against the registry's StreamName.
- */
-export const CHECKINS_STREAM = 'checkins';
+/** The check-in feed's stream name, as sync_windows, sync_state and rejected_records key its rows. */
+export const CHECKINS_STREAM = STREAM_NAME.checkins;
 
 export const windowOf = (row: Pick<SyncWindow, 'window_start' | 'window_end'>): Window => ({
   start: row.window_start.getTime(),

@@ -36,9 +36,6 @@ export interface RunningWorker {
   abandon(deadlineMs: number): Promise<void>;
 }
 
-// Queues and their schedules are made in queue-setup.ts; re-exported for the commands that hand work over.
-export { createQueue, createQueues, registerSchedules } from './queue-setup.js';
-
 export interface StartWorkerOptions {
   config: Config;
   logger: Logger;

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { STREAM_NAMES } from '../../src/streams/registry.js';
+import { STREAM_NAMES } from '../../src/sync/stream-facts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { missingTools, toolPath } from '../helpers/optional-tools.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../helpers/redis.js';

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { ConfigError, type Config, type OAuthConfig } from '../../config/config.js';
+import { type Config, type OAuthConfig } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
 import { MEMBER_SCOPES, startAuthorization } from '../../api/oauth/pkce.js';
 import type { CliContext } from '../context.js';
 import { requireOAuth } from '../require-oauth.js';

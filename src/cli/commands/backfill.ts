@@ -123,7 +123,7 @@ async function planRange(runtime: Runtime, from: Date, to: Date): Promise<number
 
 async function anyWindowWorker(runtime: Runtime): Promise<boolean> {
   const { QUEUES } = await import('../../worker/queues.js');
-  const { createQueue } = await import('../../worker/worker.js');
+  const { createQueue } = await import('../../worker/queue-setup.js');
   // Issue 38: the workers' heartbeat records first. Right after a failover a worker may not have
   // reconnected yet, so CLIENT LIST on the new primary does not show it (and on a Cluster, a node
   // that just died fails CLIENT LIST outright): paging here then raced the worker for its windows.

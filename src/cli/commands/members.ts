@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
 import { MEMBER_SCOPES, startAuthorization } from '../../api/oauth/pkce.js';
 import type { IssuedTokens, TokenEndpoint } from '../../api/oauth/token-endpoint.js';
 import type { CliContext } from '../context.js';

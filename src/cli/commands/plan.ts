@@ -14,7 +14,7 @@ export function planCommand(context: CliContext): Command {
       const { readLearnedIntervals, readPlanCounts } = await import('../../warehouse/plan-counts.js');
       const { projectFreshness } = await import('../../sync/freshness-plan.js');
       const { readRequestsSince } = await import('../../warehouse/record-reads.js');
-      const { STREAM_NAMES } = await import('../../streams/registry.js');
+      const { STREAM_NAMES } = await import('../../sync/stream-facts.js');
       const { locationRefreshBudget } = await import('../../streams/locations.js');
       const { renderPlanText } = await import('../../status/render-plan.js');
       const { waitForServices } = await import('../wait-for-services.js');

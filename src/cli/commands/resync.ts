@@ -1,6 +1,8 @@
 import { Command } from 'commander';
-import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config/config.js';
-import { STREAM_NAMES, streamEnabled, type StreamName } from '../../streams/registry.js';
+import { requireApiBaseUrl, requireApiKey } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
+import { streamEnabled } from '../../streams/registry.js';
+import { STREAM_NAMES, type StreamName } from '../../sync/stream-facts.js';
 import type { ResyncProgressUpdate, ResyncRange } from '../../sync/resync-plan.js';
 import { formatEta } from '../terminal.js';
 import { stripControlCharacters } from '../../terminal-text.js';
@@ -90,10 +92,10 @@ async function resync(context: CliContext, names: string[], options: ResyncOptio
 
 /** The named streams that can be re-synced; naming one that cannot (alerts) is a usage error. */
 async function resyncableStreams(names: string[]): Promise<StreamName[]> {
-  const { RESYNCS } = await import('../../streams/resync.js');
+  const { STREAMS } = await import('../../streams/registry.js');
   const explicit = names.includes('all') ? [] : names;
   return expandStreams(names).filter((stream) => {
-    const definition = RESYNCS[stream];
+    const definition = STREAMS[stream].resync;
     if (!('unsupported' in definition)) return true;
     if (explicit.includes(stream)) {
       throw new CliExit(ExitCode.usage, `cannot re-sync ${stream}: ${definition.unsupported}`);
@@ -124,7 +126,8 @@ async function resyncInForeground(input: {
 }): Promise<{ left: string[]; stoppedBy: Error | undefined }> {
   const { context, runtime, streams, range, progress, signal } = input;
   const config = runtime.deps.config;
-  const { RESYNCS, runResync } = await import('../../streams/resync.js');
+  const { runResync } = await import('../../streams/resync.js');
+  const { STREAMS } = await import('../../streams/registry.js');
   const { resyncRangeProblem } = await import('../../sync/resync-plan.js');
   const { stopsThePass } = await import('../../streams/pass-stop.js');
   if (streams.includes('checkins')) {
@@ -133,7 +136,7 @@ async function resyncInForeground(input: {
     if (problem !== null) throw new CliExit(ExitCode.usage, problem);
   }
   const ranged = streams.filter((stream) => {
-    const definition = RESYNCS[stream];
+    const definition = STREAMS[stream].resync;
     return !('unsupported' in definition) && definition.usesRange;
   });
   const whole = streams.filter((stream) => !ranged.includes(stream));

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
-import { ConfigError, requireApiBaseUrl, requireApiKey } from '../../config/config.js';
-import { STREAM_NAMES, isStreamName, streamEnabled, type StreamName } from '../../streams/registry.js';
+import { requireApiBaseUrl, requireApiKey } from '../../config/config.js';
+import { ConfigError } from '../../config/config-error.js';
+import { streamEnabled } from '../../streams/registry.js';
+import { STREAM_NAMES, isStreamName, type StreamName } from '../../sync/stream-facts.js';
 import type { CliContext } from '../context.js';
 import { openMigratedRuntime } from '../warehouse-ready.js';
 import { CliExit, ExitCode } from '../exit-codes.js';

@@ -1,17 +1,13 @@
 import type { PartnerApi } from '../../api/partner-api.js';
 import type { Window } from '../../sync/windows.js';
-import { CHECKINS_STREAM } from '../../warehouse/sync-windows.js';
-import type { StreamName } from '../stream-names.js';
+import { STREAM_NAME } from '../../sync/stream-facts.js';
 import type { StreamDeps } from '../stream.js';
 
 /** What the check-in feed's work is given: the two feed calls of the partner API. */
 export type CheckinsDeps = StreamDeps<Pick<PartnerApi, 'checkInPages' | 'countCheckIns'>>;
 
-/**
- * The feed's name in the stream registry. The warehouse keys sync_windows with the same string
- * (it sits below the registry); `satisfies` keeps the two from drifting apart.
- */
-export const CHECKINS = CHECKINS_STREAM satisfies StreamName;
+/** The feed's stream name (the warehouse keys sync_windows with the same constant, CHECKINS_STREAM). */
+export const CHECKINS = STREAM_NAME.checkins;
 
 /** A window as the Date range the repositories take. */
 export function rangeOf(window: Window): { start: Date; end: Date } {

@@ -6,9 +6,10 @@ import { completeConsistentWindow } from './complete-window.js';
 import { CHECKINS, describeWindow, rangeOf, type CheckinsDeps } from './deps.js';
 import type { WindowOutcome } from './page-window.js';
 import { pageToEnd } from './page-to-end.js';
+import { CHECKINS_TUNING } from './tuning.js';
 
 /** Re-pages of one window within an attempt before the attempt fails (and is retried later). */
-const MAX_REPAGES = 3;
+const MAX_REPAGES = CHECKINS_TUNING.repagesPerAttempt;
 
 /** What one read of the window left, against the API's total_count. */
 interface AttemptTally {

@@ -2,13 +2,14 @@ import { updateWatermark } from './watermark.js';
 import type { CheckinsDeps } from './deps.js';
 import { pageRound, type PagingTally } from './pass.js';
 import { windowsToPage } from './windows-to-page.js';
+import { CHECKINS_TUNING } from './tuning.js';
 
 // `backfill --wait` when no worker is running: the range's windows are paged in the command's own
 // process, as `run checkins` pages its due windows, instead of waiting for a worker that never
 // comes. Leases make it safe beside workers started meanwhile: each window is paged by one process.
 
 /** Rounds of due windows (splits add new due windows, within the range). */
-const MAX_ROUNDS = 50;
+const MAX_ROUNDS = CHECKINS_TUNING.maxRounds.backfill;
 
 export interface Range {
   from: Date;

@@ -8,10 +8,10 @@ import { pageWindow, type WindowOutcome } from './page-window.js';
 import { planAndRecheck } from './plan-and-recheck.js';
 import { updateWatermark } from './watermark.js';
 import { windowsToPage } from './windows-to-page.js';
-import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
+import { CHECKINS_TUNING } from './tuning.js';
 
 /** Rounds of due windows one pass takes (splits add new due windows). */
-const MAX_ROUNDS = 20;
+const MAX_ROUNDS = CHECKINS_TUNING.maxRounds.run;
 
 /** What the windows paged in one foreground pass came to. */
 export interface PagingTally {
@@ -68,7 +68,7 @@ export async function runCheckinsPass(
 }
 
 /**
- * Pages one round of due windows, CHECKIN_WINDOWS_IN_FLIGHT at a time as a worker runs its window
+ * Pages one round of due windows, CHECKINS_TUNING.windowsInFlight at a time as a worker runs its window
  * jobs: one parses while the other waits. After an error that stops the pass, no further window
  * starts; the one in flight finishes, then the error is thrown. Returns whether a window completed
  * or split (another round may find more).
@@ -97,7 +97,7 @@ export async function pageRound(
       if (outcome.status === 'complete') tally.rows += outcome.rows;
       if (outcome.status === 'complete' || outcome.status === 'split') progressed = true;
     },
-    { concurrency: CHECKIN_WINDOWS_IN_FLIGHT },
+    { concurrency: CHECKINS_TUNING.windowsInFlight },
   );
   if (stopped !== undefined) throw stopped;
   return progressed;

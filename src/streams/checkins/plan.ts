@@ -12,6 +12,7 @@ import { leaseOptionsOf } from '../stream.js';
 import type { CheckinsDeps } from './deps.js';
 import { mergeFragments } from './merge-fragments.js';
 import { prepareCheckInStorage } from './storage.js';
+import { CHECKINS_TUNING } from './tuning.js';
 
 export interface PlanResult {
   planned: number;
@@ -40,12 +41,10 @@ export async function planCheckinWindows(
   return { ...result.value, busy: false };
 }
 
-/** Tries for the planner lease, 500 ms apart: a worker's planner holds it for a moment each tick. */
-export const PLANNER_TRIES = 120;
-
 /**
  * planCheckinWindows for a one-shot command (`backfill`, `resync`): while another process holds
- * the planner lease, tries again every 500 ms, PLANNER_TRIES times in all (`wait`: until it is free).
+ * the planner lease, tries again every `plannerRetryMs`, `plannerTries` times in all
+ * (CHECKINS_TUNING; `wait`: until it is free).
  * Still `busy` after that: the caller says so.
  */
 export async function planWhenPlannerFree(
@@ -54,8 +53,8 @@ export async function planWhenPlannerFree(
   options: { wait?: boolean } = {},
 ): Promise<PlanResult & { busy: boolean }> {
   let plan = await planCheckinWindows(deps, range);
-  for (let tries = 1; plan.busy && (options.wait === true || tries < PLANNER_TRIES); tries++) {
-    await sleep(500, undefined, { signal: deps.signal });
+  for (let tries = 1; plan.busy && (options.wait === true || tries < CHECKINS_TUNING.plannerTries); tries++) {
+    await sleep(CHECKINS_TUNING.plannerRetryMs, undefined, { signal: deps.signal });
     plan = await planCheckinWindows(deps, range);
   }
   return plan;

@@ -3,12 +3,12 @@ import pMap from 'p-map';
 import { windowsToResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
 import { windowKey, type Window } from '../../sync/windows.js';
 import { windowsOverlapping } from '../../warehouse/resync.js';
-import { RESYNC_ATTEMPTS, windowOf } from './window-lifecycle.js';
+import { windowOf } from './window-lifecycle.js';
 import type { CheckinsDeps } from './deps.js';
 import { pageWindow, type WindowOutcome } from './page-window.js';
 import { planWhenPlannerFree } from './plan.js';
 import { updateWatermark } from './watermark.js';
-import { CHECKIN_WINDOWS_IN_FLIGHT } from './windows-in-flight.js';
+import { CHECKINS_TUNING } from './tuning.js';
 import { stopsThePass } from '../pass-stop.js';
 import type { PassOutcome } from '../stream.js';
 
@@ -22,7 +22,7 @@ export interface CheckinsResyncOptions {
 }
 
 /** Listings of the range's windows one re-sync makes at most. */
-const MAX_ROUNDS = 1_000;
+const MAX_ROUNDS = CHECKINS_TUNING.maxRounds.resync;
 
 /** What one re-sync has done so far, across its rounds. */
 interface ResyncRun {
@@ -30,7 +30,7 @@ interface ResyncRun {
   /** Windows re-paged, by windowKey. */
   done: Set<string>;
   attempts: Map<string, number>;
-  /** Windows failed RESYNC_ATTEMPTS times, with their last error. */
+  /** Windows failed CHECKINS_TUNING.resyncAttempts times, with their last error. */
   givenUp: Map<string, string>;
   tally: { repaged: number; split: number; failed: number; locked: number; rows: number; removed: number };
   requests: number;
@@ -100,7 +100,7 @@ async function planTheRange(
 }
 
 /**
- * Re-pages the windows left, CHECKIN_WINDOWS_IN_FLIGHT at a time. After an error that stops the
+ * Re-pages the windows left, CHECKINS_TUNING.windowsInFlight at a time. After an error that stops the
  * pass, no further window starts; the ones in flight finish, then the error is thrown.
  */
 async function resyncRound(
@@ -128,7 +128,7 @@ async function resyncRound(
       if (noteOutcome(run, window, outcome, total) === 'locked') locked.push(window);
       else progressed = true;
     },
-    { concurrency: CHECKIN_WINDOWS_IN_FLIGHT },
+    { concurrency: CHECKINS_TUNING.windowsInFlight },
   );
   if (stopped !== undefined) throw stopped;
   return { progressed, locked };
@@ -159,7 +159,7 @@ function noteOutcome(
       tally.failed++;
       const tries = (run.attempts.get(key) ?? 0) + 1;
       run.attempts.set(key, tries);
-      if (tries >= RESYNC_ATTEMPTS) run.givenUp.set(key, outcome.error);
+      if (tries >= CHECKINS_TUNING.resyncAttempts) run.givenUp.set(key, outcome.error);
       return 'progressed';
     }
     case 'skipped':
@@ -174,7 +174,7 @@ function resyncOutcome(run: ResyncRun, planned: number, watermark: Date | null):
   const { tally } = run;
   const problems = [
     ...[...run.givenUp].map(
-      ([key, error]) => `window ${describeKey(key)} failed ${RESYNC_ATTEMPTS} times: ${error}`,
+      ([key, error]) => `window ${describeKey(key)} failed ${CHECKINS_TUNING.resyncAttempts} times: ${error}`,
     ),
     ...run.stillLocked.map(
       (window) =>

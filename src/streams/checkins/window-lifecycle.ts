@@ -2,6 +2,7 @@ import { exponentialBackoffMs } from '../../sync/backoff.js';
 import type { Window } from '../../sync/windows.js';
 import type { Executor } from '../../warehouse/database.js';
 import { failWindow, loadWindow } from '../../warehouse/sync-windows.js';
+import { CHECKINS_TUNING } from './tuning.js';
 
 // The check-in window lifecycle, in one place: the states a window's row in rewards.sync_windows
 // goes through, the transitions between them, and the retry policy. The drivers (jobs/checkins-plan.ts
@@ -35,30 +36,27 @@ export {
 } from '../../warehouse/sync-windows.js';
 
 // Reads: which windows are in which state.
+export { loadWindow, windowsWithDropToConfirm } from '../../warehouse/sync-windows.js';
 export {
   windowOf,
-  loadWindow,
   windowsInRange,
   dueWindows,
   runningWindowsLeasedFrom,
-  windowsWithDropToConfirm,
   knownWindowsOverlapping,
-} from '../../warehouse/sync-windows.js';
+} from '../../warehouse/sync-window-reads.js';
 
 // The feed's own state beside its windows (the low watermark, the planned-up-to mark).
 export {
   loadCheckinsState,
   saveCheckinsState,
   advanceStoredWatermark,
-} from '../../warehouse/sync-windows.js';
+} from '../../warehouse/checkins-feed-state.js';
 
-/** Backoff for a failed window: 30 s doubling per attempt, at most an hour. */
+/** Backoff for a failed window: 30 s doubling per attempt, at most an hour (CHECKINS_TUNING.retry). */
 export function retryDelayMs(attempts: number): number {
-  return exponentialBackoffMs(attempts, 30_000, 3_600_000);
+  const { firstMs, maxMs } = CHECKINS_TUNING.retry;
+  return exponentialBackoffMs(attempts, firstMs, maxMs);
 }
-
-/** Attempts a window gets within one `resync` before the re-sync names it as left behind. */
-export const RESYNC_ATTEMPTS = 3;
 
 /** running → failed: the attempt's error recorded, due again after retryDelayMs of its attempts. */
 export async function failAttempt(db: Executor, window: Window, message: string, now: Date): Promise<void> {

@@ -9,8 +9,8 @@ import { createOneShotClient, createRedisClient, type RedisClient } from '../../
 import type { RequestLogEntry, RunningSimulator } from '../../../src/simulator/index.js';
 import { readWorkers } from '../../../src/status/queue-depths.js';
 import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
-import { dueWindows } from '../../../src/warehouse/sync-windows.js';
-import { createQueues } from '../../../src/worker/worker.js';
+import { dueWindows } from '../../../src/warehouse/sync-window-reads.js';
+import { createQueues } from '../../../src/worker/queue-setup.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness } from '../../helpers/pipeline.js';
 import type { RedisServerProcess } from '../../helpers/redis-topology.js';

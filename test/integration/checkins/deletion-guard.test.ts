@@ -4,7 +4,8 @@ import { startSimulator, type RunningSimulator } from '../../../src/simulator/in
 import { recheckLookback } from '../../../src/streams/checkins/lookback.js';
 import { pageWindow } from '../../../src/streams/checkins/page-window.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
-import { loadWindow, windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { loadWindow } from '../../../src/warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';

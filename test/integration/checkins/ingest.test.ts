@@ -6,7 +6,7 @@ import { pageWindow } from '../../../src/streams/checkins/page-window.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { createDatabase } from '../../../src/warehouse/database.js';
-import { windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { runRestaurantsPass } from '../../../src/streams/restaurants.js';
-import { windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 

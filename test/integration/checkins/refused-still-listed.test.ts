@@ -6,7 +6,8 @@ import { pageWindow } from '../../../src/streams/checkins/page-window.js';
 import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { probeWindow } from '../../../src/streams/checkins/window-check.js';
 import type { Window } from '../../../src/sync/windows.js';
-import { loadWindow, windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { loadWindow } from '../../../src/warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 

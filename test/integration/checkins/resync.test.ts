@@ -6,7 +6,8 @@ import { runCheckinsPass } from '../../../src/streams/checkins/pass.js';
 import { resyncCheckins } from '../../../src/streams/checkins/resync.js';
 import type { Window } from '../../../src/sync/windows.js';
 import { acquireLease, releaseLease } from '../../../src/warehouse/leases.js';
-import { loadWindow, windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { loadWindow } from '../../../src/warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
 

@@ -3,7 +3,7 @@ import {
   advanceStoredWatermark,
   loadCheckinsState,
   saveCheckinsState,
-} from '../../../src/warehouse/sync-windows.js';
+} from '../../../src/warehouse/checkins-feed-state.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 
 const at = (hour: number) => new Date(Date.UTC(2026, 10, 1, hour));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { windowLease } from '../../../src/leases/lease-names.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { acquireLease, releaseLease } from '../../../src/warehouse/leases.js';
-import { windowOf, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { windowOf, windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 

@@ -1,4 +1,4 @@
-import { STREAM_NAMES } from '../../../src/streams/registry.js';
+import { STREAM_NAMES } from '../../../src/sync/stream-facts.js';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { Redis as IORedis } from 'ioredis';

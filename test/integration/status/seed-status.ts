@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { loadConfig, type Config } from '../../../src/config/config.js';
 import type { DB } from '../../../src/warehouse/schema.js';
-import { saveCheckinsState } from '../../../src/warehouse/sync-windows.js';
+import { saveCheckinsState } from '../../../src/warehouse/checkins-feed-state.js';
 import { workersKey, type WorkerRecord } from '../../../src/worker/worker-records.js';
 
 // A warehouse in a known, slightly troubled state, for status, /metrics and the status page.

@@ -10,7 +10,8 @@ import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { countWindowRows, unseenWindowRows, windowWithCounts } from '../../../src/warehouse/check-ins.js';
 import { compareRollupWithRows } from '../../../src/warehouse/check-ins-daily.js';
 import type { DB } from '../../../src/warehouse/schema.js';
-import { insertPlannedWindows, windowsInRange } from '../../../src/warehouse/sync-windows.js';
+import { insertPlannedWindows } from '../../../src/warehouse/sync-windows.js';
+import { windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 

@@ -10,12 +10,9 @@ import { planCheckinWindows } from '../../../src/streams/checkins/plan.js';
 import { upsertCheckInPage } from '../../../src/warehouse/check-ins.js';
 import { listCheckInPartitions } from '../../../src/warehouse/check-in-partitions.js';
 import { applyCheckInsRetention } from '../../../src/warehouse/retention.js';
-import {
-  insertPlannedWindows,
-  loadCheckinsState,
-  saveCheckinsState,
-  windowsInRange,
-} from '../../../src/warehouse/sync-windows.js';
+import { insertPlannedWindows } from '../../../src/warehouse/sync-windows.js';
+import { loadCheckinsState, saveCheckinsState } from '../../../src/warehouse/checkins-feed-state.js';
+import { windowsInRange } from '../../../src/warehouse/sync-window-reads.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { testRedisPrefix } from '../../helpers/redis.js';
 import { feedCheckIn } from '../../unit/records/fixtures.js';

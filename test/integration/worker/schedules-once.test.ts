@@ -4,12 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/log.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
-import {
-  createQueues,
-  registerSchedules,
-  startWorker,
-  type RunningWorker,
-} from '../../../src/worker/worker.js';
+import { createQueues, registerSchedules } from '../../../src/worker/queue-setup.js';
+import { startWorker, type RunningWorker } from '../../../src/worker/worker.js';
 import { stallGraceMs } from '../../../src/worker/schedule-health.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createTestRedis, deleteRedisPrefix, testRedisPrefix } from '../../helpers/redis.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 
 describe('ALERT_EVENTS', () => {
   it('defaults to payment_intent.paid alone: exactly the behaviour before the setting existed', () => {

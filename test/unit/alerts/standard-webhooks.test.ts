@@ -7,7 +7,9 @@ import {
   standardWebhooksKey,
   standardWebhooksSignature,
 } from '../../../src/alerts/sign-alert.js';
-import { ConfigError, loadConfig, secretValues } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { secretValues } from '../../../src/config/secret-values.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 
 // ALERT_SIGNATURE_SCHEME=standard-webhooks (https://www.standardwebhooks.com): the headers
 // webhook-id, webhook-timestamp and webhook-signature, checked here against the reference library.

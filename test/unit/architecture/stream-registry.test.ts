@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // The stream registry (src/streams/registry.ts) is the top of src/streams/ and the stream names
-// (src/streams/stream-names.ts) its bottom: nothing the registry imports or loads, type imports and
-// lazy `import()` included, comes back to the registry (issue 42 found a 37-file circle there).
+// and facts (src/sync/stream-facts.ts) are below the whole folder: nothing the registry imports or
+// loads, type imports and lazy `import()` included, comes back to the registry (issue 42 found a
+// 37-file circle there).
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm;
@@ -53,14 +54,14 @@ describe('the stream registry', () => {
 
   it('is imported by nothing it imports or loads', () => {
     const below = graph.get(REGISTRY) ?? [];
-    expect(below).toContain('src/streams/stream-names.ts');
+    expect(below).toContain('src/sync/stream-facts.ts');
     expect(below).toContain('src/streams/checkins/pass.ts');
     const circles = below.map((file) => importPath(graph, file, REGISTRY)).filter((path) => path !== null);
     expect(circles).toEqual([]);
   });
 
-  it('stream names import nothing', () => {
-    expect(graph.get('src/streams/stream-names.ts')).toEqual([]);
+  it('stream names and facts import nothing', () => {
+    expect(graph.get('src/sync/stream-facts.ts')).toEqual([]);
   });
 
   it('the walk finds a circle when there is one (the check itself)', () => {

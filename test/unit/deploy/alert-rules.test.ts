@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_LABEL_VALUES, createMetrics } from '../../../src/metrics.js';
-import { STREAM_NAMES } from '../../../src/streams/stream.js';
+import { STREAM_NAMES } from '../../../src/sync/stream-facts.js';
 import { missingTools, toolPath } from '../../helpers/optional-tools.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics.js';
 import { QUEUE_STATES, WINDOW_STATES } from '../../../src/status/status-report.js';
-import { STREAM_NAMES } from '../../../src/streams/stream.js';
+import { STREAM_NAMES } from '../../../src/sync/stream-facts.js';
 
 // Every metric the Grafana dashboard and the Prometheus rules under deploy/ query must be one the
 // worker exports, with labels it sets. The names come from the worker's real registry (the one

@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireApiBaseUrl, secretValues } from '../../../src/config/config.js';
+import { loadConfig, requireApiBaseUrl } from '../../../src/config/config.js';
+import { secretValues } from '../../../src/config/secret-values.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 import { formatDuration, parseDuration } from '../../../src/duration.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');

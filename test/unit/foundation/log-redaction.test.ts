@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, secretValues } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { secretValues } from '../../../src/config/secret-values.js';
 import { createLogger } from '../../../src/log.js';
 
 function captureLogger(secrets: string[]) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 
 const base = { SVC_API_BASE_URL: 'http://127.0.0.1:9/v1' };
 

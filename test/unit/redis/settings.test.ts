@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, secretValues } from '../../../src/config/config.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { secretValues } from '../../../src/config/secret-values.js';
+import { ConfigError } from '../../../src/config/config-error.js';
 import { reconnectOnReadOnly } from '../../../src/redis/connection.js';
 import {
   describeRedis,

@@ -4,18 +4,23 @@ import { expandStreams } from '../../../src/cli/commands/run.js';
 import { loadConfig } from '../../../src/config/config.js';
 import {
   STREAMS,
-  STREAM_NAMES,
   followUpsOf,
-  isStreamName,
   OAUTH_STREAMS,
   oauthOf,
   streamEnabled,
 } from '../../../src/streams/registry.js';
+import { STREAM_NAMES, isStreamName } from '../../../src/sync/stream-facts.js';
 import { checkinsPlanJob } from '../../../jobs/checkins-plan.js';
 import { scheduledPasses, streamPassJob } from '../../../jobs/stream-pass.js';
 import { JOBS } from '../../../jobs/registry.js';
-import { ROUTE_FAMILIES } from '../../../src/api/credential-routing.js';
-import { BUDGET_STREAMS, type BudgetStream } from '../../../src/sync/budget-allocation.js';
+import {
+  ROUTE_FAMILIES,
+  budgetStreamForPath,
+  credentialForPath,
+} from '../../../src/api/credential-routing.js';
+import { BUDGET_STREAMS, budgetShares, type BudgetStream } from '../../../src/sync/budget-allocation.js';
+import { API_STREAMS, STREAM_FACTS } from '../../../src/sync/stream-facts.js';
+import { envSchema } from '../../../src/config/env-schema.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const withoutOAuth = loadConfig({ RESTAURANTS_EVERY: '61m', BALANCE_EVERY: '7m', CHECKINS_EVERY: '45s' });
@@ -101,14 +106,22 @@ describe('the stream registry', () => {
     ]);
   });
 
-  // BUDGET_STREAMS (src/sync/budget-allocation.ts) and ROUTE_FAMILIES (src/api/credential-routing.ts)
-  // stay in their layers, below the registry, which the API client and the budget read on every
-  // request: this holds them to it, so a stream added here without them fails at once.
+  // BUDGET_STREAMS (src/sync/budget-allocation.ts), ROUTE_FAMILIES (src/api/credential-routing.ts)
+  // and the interval settings of the env schema are derived from the streams' facts
+  // (src/sync/stream-facts.ts): these pin what they derive to, so a fact typed wrong shows here.
   it('every stream that reads the partner API has a stream of the budget and routes with its credential', () => {
     const readsTheApi = STREAM_NAMES.filter((stream) => stream !== 'alerts');
-    const budget: readonly string[] = BUDGET_STREAMS;
-    expect(readsTheApi.filter((stream) => !budget.includes(stream))).toEqual([]);
-    expect(budget.includes('alerts')).toBe(false);
+    expect(API_STREAMS).toEqual(readsTheApi);
+    expect(BUDGET_STREAMS).toEqual([
+      'checkins',
+      'payment_intents',
+      'oauth',
+      'members',
+      'locations',
+      'restaurants',
+      'challenges',
+      'balance',
+    ]);
     for (const stream of readsTheApi) {
       const families = ROUTE_FAMILIES.filter((family) => family.spendsOn === (stream as BudgetStream));
       expect(families.length, stream).toBeGreaterThan(0);
@@ -118,6 +131,53 @@ describe('the stream registry', () => {
         stream,
       ).toEqual(families.map(() => credential));
     }
+    expect(budgetStreamForPath('/users/me/check_ins')).toBe('members');
+    expect(credentialForPath('/payment_intents/abc')).toBe('bearer');
+    expect(credentialForPath('/check_ins')).toBe('api-key');
+  });
+
+  it('the shares of the budget: the intents and members by their settings, locations a quarter', () => {
+    expect(budgetShares({ intentPollShare: 0.5, memberSyncShare: 0.2 })).toEqual({
+      checkins: 0,
+      payment_intents: 0.5,
+      oauth: 0,
+      members: 0.2,
+      locations: 0.25,
+      restaurants: 0,
+      challenges: 0,
+      balance: 0,
+    });
+  });
+
+  it("each stream's interval setting and default come from its facts", () => {
+    const defaults = loadConfig({});
+    for (const stream of STREAM_NAMES) {
+      const { setting, defaultMs } = STREAM_FACTS[stream].schedule;
+      expect(Object.hasOwn(envSchema.shape, setting), setting).toBe(true);
+      expect(STREAMS[stream].everyMs(defaults), stream).toBe(defaultMs);
+    }
+    expect(STREAMS.restaurants.everyMs(withoutOAuth)).toBe(61 * 60_000);
+    expect(STREAMS.checkins.everyMs(withoutOAuth)).toBe(45_000);
+    expect(defaults.schedules).toEqual({
+      checkinsMs: 30_000,
+      restaurantsMs: 3_600_000,
+      challengesMs: 3_600_000,
+      locationsMs: 3_600_000,
+      balanceMs: 300_000,
+      paymentIntentsMs: 5_000,
+      alertsMs: 2_000,
+      membersMs: 900_000,
+    });
+  });
+
+  it('every stream says how it is re-synced; alerts, which reads nothing, cannot be', () => {
+    expect(STREAM_NAMES.filter((stream) => 'unsupported' in STREAMS[stream].resync)).toEqual(['alerts']);
+    expect(
+      STREAM_NAMES.filter((stream) => {
+        const resync = STREAMS[stream].resync;
+        return !('unsupported' in resync) && resync.usesRange;
+      }),
+    ).toEqual(['checkins', 'payment_intents']);
   });
 
   it('a restaurants pass that found new restaurants is followed by a challenges pass', () => {

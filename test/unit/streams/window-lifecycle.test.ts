@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESYNC_ATTEMPTS, retryDelayMs } from '../../../src/streams/checkins/window-lifecycle.js';
+import { retryDelayMs } from '../../../src/streams/checkins/window-lifecycle.js';
+import { CHECKINS_TUNING } from '../../../src/streams/checkins/tuning.js';
 
 // Issue 42 item 2: the check-in window lifecycle has one owner (src/streams/checkins/window-lifecycle.ts);
 // the drivers choose which windows run and reach the window's row only through it.
@@ -17,7 +18,7 @@ describe('the check-in window lifecycle', () => {
     expect([1, 2, 3, 4, 7, 8, 50].map(retryDelayMs)).toEqual([
       30_000, 60_000, 120_000, 240_000, 1_920_000, 3_600_000, 3_600_000,
     ]);
-    expect(RESYNC_ATTEMPTS).toBe(3);
+    expect(CHECKINS_TUNING.resyncAttempts).toBe(3);
   });
 
   it('only the lifecycle module of the check-in folder reaches warehouse/sync-windows', () => {

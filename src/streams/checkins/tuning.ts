@@ -1,0 +1,35 @@
+/**
+ * The check-in feed's tuning that is no setting, in one place beside its passes (the settings are
+ * CHECKINS_* in the env schema): how many windows run at once, how often a window is retried, and
+ * how far each foreground driver goes before it stops. docs/development.md's glossary ("round",
+ * "attempt") and docs/check-in-feed.md quote these values.
+ */
+export const CHECKINS_TUNING = {
+  /**
+   * Check-in windows one process pages at once: the worker's window queue runs this many jobs per
+   * process (jobs/registry.ts), and a foreground `run checkins` or `resync checkins` as many
+   * windows: one parses while the other waits on the API.
+   */
+  windowsInFlight: 2,
+  /**
+   * Re-pages of a window within one attempt when its `total_count` moved while paging (page
+   * numbers shifted; page-attempts.ts); past them the attempt fails.
+   */
+  repagesPerAttempt: 3,
+  /** After a failed attempt a window waits `firstMs` doubling per attempt, at most `maxMs` (retryDelayMs). */
+  retry: { firstMs: 30_000, maxMs: 3_600_000 },
+  /** Attempts a window gets within one `resync` before the re-sync names it as left behind. */
+  resyncAttempts: 3,
+  /**
+   * Tries for the planner lease, `plannerRetryMs` apart, of a one-shot command (`backfill`,
+   * `resync` without `--wait`): a worker's planner holds it for a moment each tick.
+   */
+  plannerTries: 120,
+  plannerRetryMs: 500,
+  /**
+   * Rounds of due windows (a split adds due windows) a foreground driver takes at most: one
+   * `run checkins` pass (pass.ts), `backfill --wait` (page-range.ts), one `resync checkins`
+   * (resync.ts).
+   */
+  maxRounds: { run: 20, backfill: 50, resync: 1_000 },
+} as const;
