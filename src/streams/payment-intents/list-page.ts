@@ -63,7 +63,13 @@ export async function applyListPage(
       } else fromList.push(route);
     } else if (route.kind === 'unchanged' && row !== undefined) {
       const pollAt = listPollAt(tick, listed, row, observedAt);
-      if (listLookNeedsWrite(listed, row, { now: observedAt, stopsWatching: pollAt === null }))
+      if (
+        listLookNeedsWrite(listed, row, {
+          now: observedAt,
+          stopsWatching: pollAt === null,
+          writeEveryMs: tick.settings.unchangedLookWriteEveryMs,
+        })
+      )
         unchanged.push({ intent: listed, nextPollAt: pollAt });
       else tick.stats.unchangedNotWritten++;
     }

@@ -19,9 +19,6 @@ import { applyListPage, type ListPageOutput } from './list-page.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import type { Tick } from './tick-context.js';
 
-/** List pages requested ahead of the one being applied (the limiter still paces each request). */
-const PREFETCH_PAGES = 2;
-
 /** Where one round stands after this tick read from it. */
 export interface RoundRead {
   /** The round this tick read from. */
@@ -44,7 +41,7 @@ export interface SweepResult extends ListPageOutput {
 /**
  * This tick's part of the list rounds (planIntentSweep): the round past every open intent and the
  * discovery horizon, from its next page, and beside it the full round when one is due or in progress
- * (splitListPages gives each its pages). Pages are requested up to two ahead of the one being applied,
+ * (splitListPages gives each its pages). Pages are requested up to `prefetchPages` ahead of the one being applied,
  * never past the page the round is expected to end on; each is applied as it arrives, in list order.
  */
 export async function sweepIntentList(
@@ -67,6 +64,7 @@ export async function sweepIntentList(
     fullRound,
     hasHorizon: state.newestCreatedAt !== null,
     ticking,
+    fullRoundShare: settings.fullRoundShare,
   });
   const result: SweepResult = { seen: new Set(), toFetch: [], open: null, full: null, serverPageSize: null };
   if (split.open > 0) {
@@ -146,7 +144,7 @@ async function readRound(
 }
 
 /**
- * Reads list pages in order, each time requesting up to PREFETCH_PAGES ahead (never past
+ * Reads list pages in order, each time requesting up to the pass's `prefetchPages` ahead (never past
  * `prefetchThrough` nor `last`). Pages requested but not read (a stop, an error) are dropped on
  * `settle`: the round reads them again.
  */
@@ -166,7 +164,7 @@ function prefetchingReader(
   return {
     read(page) {
       const answer = request(page);
-      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
+      for (let ahead = 1; ahead <= tick.settings.prefetchPages; ahead++)
         if (page + ahead <= Math.min(bounds.prefetchThrough, bounds.last)) void request(page + ahead);
       inFlight.delete(page);
       return answer;

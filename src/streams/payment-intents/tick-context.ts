@@ -1,10 +1,10 @@
 import type { PartnerApi } from '../../api/partner-api.js';
-import type { IntentPassTuning } from '../../config/config.js';
 import type { PaymentIntent } from '../../records/payment-intent.js';
 import type { ListedIntentRoute } from '../../sync/intent-observation.js';
 import type { PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import type { IntentStreamState } from '../../warehouse/intent-stream-state.js';
 import type { StreamDeps } from '../stream.js';
+import type { IntentPassTuning } from './tuning.js';
 
 /** The pass's tuning (INTENT_PASS_TUNING unless overridden) and poll schedule. */
 export type IntentPassSettings = IntentPassTuning & { schedule: PollSchedulePolicy };

@@ -42,7 +42,6 @@ export interface TickOutcome {
 export interface TickCarry {
   /** The full-form credit (fullFormReserve). */
   fullFormCredit: number;
-  fullFormShare: number;
 }
 
 /**
@@ -62,6 +61,7 @@ export async function runIntentTick(
   const roundRows = maxRoundRows({
     shareRps: plan.shareBudget / (plan.intervalMs / 1000),
     pageSize: settings.sweepPageSize,
+    reachSeconds: settings.roundReachSeconds,
   });
   const due = await findUnreachableDueIntents(db, {
     payee,
@@ -83,7 +83,7 @@ export async function runIntentTick(
   await finishTick(tick, { sweep, fetches, finishedAt: clock.now() });
   plan.carry.fullFormCredit = earnFullFormCredit(split.credit, {
     requests: tick.stats.requests,
-    share: plan.carry.fullFormShare,
+    share: settings.fullFormShare,
     budget,
   });
   const openAfter = await countOpenIntents(db);

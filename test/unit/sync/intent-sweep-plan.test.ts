@@ -1,9 +1,9 @@
 import fc from 'fast-check';
+import { INTENT_PASS_TUNING } from '../../../src/streams/payment-intents/tuning.js';
 import { describe, expect, it } from 'vitest';
 import {
   advanceRound,
   followListOrder,
-  FULL_ROUND_SHARE,
   LIST_ORDER_START,
   nextHorizon,
   planIntentSweep,
@@ -203,7 +203,14 @@ describe('the discovery horizon after a sweep', () => {
 
 describe('a full round beside the open round', () => {
   const split = (pageBudget: number, over: Partial<Parameters<typeof splitListPages>[0]> = {}) =>
-    splitListPages({ pageBudget, fullRound: true, hasHorizon: true, ticking: true, ...over });
+    splitListPages({
+      pageBudget,
+      fullRound: true,
+      hasHorizon: true,
+      ticking: true,
+      fullRoundShare: INTENT_PASS_TUNING.fullRoundShare,
+      ...over,
+    });
   it('no full round: every page to the open round', () => {
     expect(split(10, { fullRound: false })).toEqual({ open: 10, full: 0 });
   });
@@ -222,7 +229,7 @@ describe('a full round beside the open round', () => {
         const { open, full } = split(pages);
         expect(open + full).toBe(pages);
         expect(open).toBeGreaterThanOrEqual(1);
-        expect(full).toBeLessThanOrEqual(Math.ceil(pages * FULL_ROUND_SHARE));
+        expect(full).toBeLessThanOrEqual(Math.ceil(pages * INTENT_PASS_TUNING.fullRoundShare));
       }),
     );
   });

@@ -1,12 +1,11 @@
 import fc from 'fast-check';
+import { INTENT_PASS_TUNING } from '../../../src/streams/payment-intents/tuning.js';
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_FULL_FORM_SHARE,
   dueLookupLimit,
   earnFullFormCredit,
   fullFormReserve,
   maxRoundRows,
-  MIN_ROUND_TICK_GAP_MS,
   fullSweepDue,
   intentPassStatus,
   nextTickStartMs,
@@ -22,6 +21,7 @@ const pacing = (overrides: Partial<TickPacing> = {}): TickPacing => ({
   passEveryMs: 5_000,
   rateLimitRps: 10,
   pollShare: 0.5,
+  minRoundTickGapMs: INTENT_PASS_TUNING.minRoundTickGapMs,
   ...overrides,
 });
 
@@ -132,7 +132,11 @@ describe('the full-form reserve: by-id reads within a bounded share of the reque
       const split = fullFormReserve(credit, { budget: 5, demand: true });
       expect(split.pageBudget + split.reserve).toBe(5);
       reserves.push(split.reserve);
-      credit = earnFullFormCredit(split.credit, { requests: 5, share: DEFAULT_FULL_FORM_SHARE, budget: 5 });
+      credit = earnFullFormCredit(split.credit, {
+        requests: 5,
+        share: INTENT_PASS_TUNING.fullFormShare,
+        budget: 5,
+      });
     }
     expect(reserves).toEqual([0, 0, 1, 0, 1, 0]);
   });
@@ -183,7 +187,7 @@ describe('ticks that read a list round follow at the allowance pace', () => {
     });
     expect(next).toBe(400);
   });
-  it('never closer than MIN_ROUND_TICK_GAP_MS, and never faster than the allowance', () => {
+  it('never closer than minRoundTickGapMs, and never faster than the allowance', () => {
     expect(
       nextTickStartMs(pacing(), {
         passStartedMs: 0,
@@ -192,7 +196,7 @@ describe('ticks that read a list round follow at the allowance pace', () => {
         budget: 5,
         readRound: true,
       }),
-    ).toBe(MIN_ROUND_TICK_GAP_MS);
+    ).toBe(INTENT_PASS_TUNING.minRoundTickGapMs);
     expect(
       nextTickStartMs(pacing(), {
         passStartedMs: 0,
@@ -207,8 +211,9 @@ describe('ticks that read a list round follow at the allowance pace', () => {
 
 describe('how deep a round reaches', () => {
   it('what the share reads in a minute: 5/s at page 500 covers 150,000 rows, at page 50 15,000', () => {
-    expect(maxRoundRows({ shareRps: 5, pageSize: 500 })).toBe(150_000);
-    expect(maxRoundRows({ shareRps: 5, pageSize: 50 })).toBe(15_000);
-    expect(maxRoundRows({ shareRps: 0, pageSize: 0 })).toBe(1);
+    const reachSeconds = INTENT_PASS_TUNING.roundReachSeconds;
+    expect(maxRoundRows({ shareRps: 5, pageSize: 500, reachSeconds })).toBe(150_000);
+    expect(maxRoundRows({ shareRps: 5, pageSize: 50, reachSeconds })).toBe(15_000);
+    expect(maxRoundRows({ shareRps: 0, pageSize: 0, reachSeconds })).toBe(1);
   });
 });
