@@ -51,14 +51,34 @@ export function nextTickStartMs(
     readRound?: boolean;
   },
 ): number | null {
-  const perSecond =
-    tick.budget === undefined
-      ? pacing.rateLimitRps * pacing.pollShare
-      : Math.max(pacing.rateLimitRps * pacing.pollShare, tick.budget / (tickIntervalMs(pacing) / 1000));
+  const perSecond = allowancePerSecond(pacing, tick.budget);
   const floor =
     tick.readRound === true ? Math.min(pacing.tickEveryMs, pacing.minRoundTickGapMs) : pacing.tickEveryMs;
   const next = tick.tickStartedMs + Math.max(floor, (tick.requests / perSecond) * 1000);
   return next >= tick.passStartedMs + pacing.slotMs ? null : next;
+}
+
+/**
+ * Requests a tick adds to its budget because it started late: what the allowance paid for between
+ * the start the pacing planned for it (nextTickStartMs) and its actual start, at most one tick
+ * interval's worth. A tick that ran long (pages of 500 records on a loaded machine) delays the next;
+ * without this the pass would spend less than its allowance by the time lost, and every round past
+ * the open intents would take as much longer. The average never exceeds the allowance: the next tick
+ * still waits until the allowance has paid for everything this one spent (nextTickStartMs). Pure.
+ */
+export function lateStartCatchUp(
+  pacing: TickPacing,
+  tick: { plannedStartMs: number | null; startedMs: number; budget?: number | undefined },
+): number {
+  if (tick.plannedStartMs === null) return 0;
+  const lateMs = Math.min(tickIntervalMs(pacing), Math.max(0, tick.startedMs - tick.plannedStartMs));
+  return Math.floor((allowancePerSecond(pacing, tick.budget) * lateMs) / 1000);
+}
+
+/** Requests per second a tick's pacing keeps to: `budget` over the tick interval, never below the share. */
+function allowancePerSecond(pacing: TickPacing, budget: number | undefined): number {
+  const share = pacing.rateLimitRps * pacing.pollShare;
+  return budget === undefined ? share : Math.max(share, budget / (tickIntervalMs(pacing) / 1000));
 }
 
 /** Whether this tick reads the whole list: the first time, then every `fullSweepEveryMs`. */

@@ -3,6 +3,7 @@ import type { PartnerApi } from '../../api/partner-api.js';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import {
   intentPassStatus,
+  lateStartCatchUp,
   nextTickStartMs,
   tickBudget,
   tickIntervalMs,
@@ -54,13 +55,15 @@ export async function runPaymentIntentsPass(
   const totals = emptyTickStats();
   const aborted = () => signal?.aborted === true;
   let ticks = 0;
-  let last: TickOutcome;
+  let last: TickOutcome | undefined;
+  let plannedStartMs: number | null = null;
   for (;;) {
     const tickStartedMs = clock.now().getTime();
     last = await runIntentTick(deps, settings, {
       shareBudget: tickBudget(pacing),
       intervalMs: tickIntervalMs(pacing),
       carry,
+      catchUp: lateStartCatchUp(pacing, { plannedStartMs, startedMs: tickStartedMs, budget: last?.budget }),
     });
     ticks++;
     addTickStats(totals, last.stats);
@@ -73,6 +76,7 @@ export async function runPaymentIntentsPass(
       readRound: last.readRound,
     });
     if (nextTickMs === null) break;
+    plannedStartMs = nextTickMs;
     const waitMs = nextTickMs - clock.now().getTime();
     if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     if (aborted()) break;

@@ -66,7 +66,14 @@ export async function sweepIntentList(
     ticking,
     fullRoundShare: settings.fullRoundShare,
   });
-  const result: SweepResult = { seen: new Set(), toFetch: [], open: null, full: null, serverPageSize: null };
+  const result: SweepResult = {
+    seen: new Set(),
+    toFetch: [],
+    readsFirst: [],
+    open: null,
+    full: null,
+    serverPageSize: null,
+  };
   if (split.open > 0) {
     const plan = planIntentSweep({
       ...common,

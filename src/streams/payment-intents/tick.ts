@@ -42,6 +42,8 @@ export interface TickOutcome {
 export interface TickCarry {
   /** The full-form credit (fullFormReserve). */
   fullFormCredit: number;
+  /** Open intents counted at the end of the last tick: the next one plans with it (one query less). */
+  open?: number;
 }
 
 /**
@@ -54,7 +56,13 @@ export interface TickCarry {
 export async function runIntentTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  plan: { shareBudget: number; intervalMs: number; carry: TickCarry },
+  plan: {
+    shareBudget: number;
+    intervalMs: number;
+    carry: TickCarry;
+    /** Requests the tick adds for starting late (lateStartCatchUp): its pages, not its pacing. */
+    catchUp?: number;
+  },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
   const payee = await currentAppWalletId(db);
@@ -68,14 +76,15 @@ export async function runIntentTick(
     limit: dueLookupLimit(plan.shareBudget),
     maxRoundRows: roundRows,
   });
-  const open = await countOpenIntents(db);
+  const open = plan.carry.open ?? (await countOpenIntents(db));
   // The list round's pages (one per page of open intents, page 0 discovers) plus one by-id read per
   // due intent no round reaches.
   const pagesWanted = Math.max(1, Math.ceil(open / Math.max(1, settings.sweepPageSize)));
   const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
   const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
-  const split = fullFormReserve(plan.carry.fullFormCredit, { budget, demand });
-  const tick = await startTick(deps, settings, { budget, reserve: split.reserve }, payee);
+  const spend = budget + Math.max(0, Math.floor(plan.catchUp ?? 0));
+  const split = fullFormReserve(plan.carry.fullFormCredit, { budget: spend, demand });
+  const tick = await startTick(deps, settings, { budget: spend, reserve: split.reserve }, payee);
   tick.maxRoundRows = roundRows;
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
@@ -84,9 +93,10 @@ export async function runIntentTick(
   plan.carry.fullFormCredit = earnFullFormCredit(split.credit, {
     requests: tick.stats.requests,
     share: settings.fullFormShare,
-    budget,
+    budget: spend,
   });
   const openAfter = await countOpenIntents(db);
+  plan.carry.open = openAfter;
   deps.metrics.openIntents.set(openAfter);
   tick.stats.allowed += budget;
   return {
@@ -97,6 +107,7 @@ export async function runIntentTick(
     lastError: tick.lastError,
     details: {
       budget,
+      catchUp: spend - budget,
       fullFormReserve: split.reserve,
       roundPage: sweep.open?.nextPage ?? null,
       roundCompleted: sweep.open?.completed ?? null,

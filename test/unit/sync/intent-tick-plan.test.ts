@@ -8,6 +8,7 @@ import {
   maxRoundRows,
   fullSweepDue,
   intentPassStatus,
+  lateStartCatchUp,
   nextTickStartMs,
   tickBudget,
   tickIntervalMs,
@@ -206,6 +207,81 @@ describe('ticks that read a list round follow at the allowance pace', () => {
         readRound: true,
       }),
     ).toBe(2_000);
+  });
+});
+
+describe('a tick that starts late reads what the allowance paid for meanwhile', () => {
+  it('0.4 s late at 5 requests/s: 2 more; on time or first: none; at most one interval', () => {
+    const late = (startedMs: number, plannedStartMs: number | null = 1_000) =>
+      lateStartCatchUp(pacing(), { plannedStartMs, startedMs, budget: 5 });
+    expect(late(1_400)).toBe(2);
+    expect(late(1_000)).toBe(0);
+    expect(late(900)).toBe(0);
+    expect(late(1_400, null)).toBe(0);
+    expect(late(9_000)).toBe(5);
+  });
+
+  // Requests per ms the pacing keeps to: the tick budget over its interval, at least the share.
+  const allowancePerMs = (plan: TickPacing) =>
+    Math.max(plan.rateLimitRps * plan.pollShare, tickBudget(plan) / (plan.tickEveryMs / 1000)) / 1000;
+
+  // A pass whose ticks spend budget + catch-up each, and run for arbitrary times.
+  const simulate = (durations: readonly number[], plan: TickPacing) => {
+    let plannedStartMs: number | null = null;
+    let startedMs = 0;
+    let spent = 0;
+    const ticks: { startedMs: number; nextMs: number; spent: number }[] = [];
+    for (const duration of durations) {
+      const budget = tickBudget(plan);
+      const requests = budget + lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+      const nextMs = nextTickStartMs(plan, {
+        passStartedMs: 0,
+        tickStartedMs: startedMs,
+        requests,
+        budget,
+        readRound: true,
+      });
+      if (nextMs === null) break;
+      ticks.push({ startedMs, nextMs, spent: spent + requests });
+      spent += requests;
+      plannedStartMs = nextMs;
+      startedMs = Math.max(nextMs, startedMs + duration);
+    }
+    return ticks;
+  };
+
+  it('never above the allowance: whatever the ticks took, what was spent before a tick starts is paid for by then', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 5_000 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 50 }),
+        (durations, rateLimitRps) => {
+          const plan = pacing({ slotMs: 1_000_000, rateLimitRps });
+          const rate = allowancePerMs(plan);
+          for (const tick of simulate(durations, plan))
+            expect(tick.spent).toBeLessThanOrEqual(rate * tick.nextMs * (1 + 1e-9) + 1e-6);
+        },
+      ),
+    );
+  });
+
+  it('at the allowance while no tick runs past twice its planned length: slow ticks do not slow the rounds', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 50 }),
+        (fractions, rateLimitRps) => {
+          const plan = pacing({ slotMs: 1_000_000, rateLimitRps });
+          const rate = allowancePerMs(plan);
+          // Up to twice the time the allowance takes to pay for a tick's budget.
+          const durations = fractions.map((f) => (f * 2 * tickBudget(plan)) / rate);
+          for (const [i, tick] of simulate(durations, plan).entries())
+            // With its catch-up, a tick has spent what the time up to its start paid for (up to a
+            // request lost to rounding per tick).
+            expect(tick.spent).toBeGreaterThanOrEqual(rate * tick.startedMs - (i + 1) - 1e-6);
+        },
+      ),
+    );
   });
 });
 
