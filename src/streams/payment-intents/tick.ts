@@ -95,8 +95,7 @@ export async function runIntentTick(
     share: settings.fullFormShare,
     budget: spend,
   });
-  const openAfter = await countOpenIntents(db);
-  plan.carry.open = openAfter;
+  const openAfter = (plan.carry.open = await countOpenIntents(db));
   deps.metrics.openIntents.set(openAfter);
   tick.stats.allowed += budget;
   return {
@@ -109,15 +108,22 @@ export async function runIntentTick(
       budget,
       catchUp: spend - budget,
       fullFormReserve: split.reserve,
-      roundPage: sweep.open?.nextPage ?? null,
-      roundCompleted: sweep.open?.completed ?? null,
-      fullRoundPage: sweep.full?.nextPage ?? null,
+      ...roundDetails(sweep),
       due: due.length,
       deferredChanges: fetches.deferredChanges.length,
       dueLeft: fetches.dueLeft,
       open: openAfter,
       payeeFilter: tick.payee !== undefined,
     },
+  };
+}
+
+/** Where the rounds stand after the tick, for the pass's details. */
+function roundDetails(sweep: SweepResult): Record<string, unknown> {
+  return {
+    roundPage: sweep.open?.nextPage ?? null,
+    roundCompleted: sweep.open?.completed ?? null,
+    fullRoundPage: sweep.full?.nextPage ?? null,
   };
 }
 
