@@ -84,8 +84,7 @@ export async function runIntentTick(
   const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
   const spend = budget + Math.max(0, Math.floor(plan.catchUp ?? 0));
   const split = fullFormReserve(plan.carry.fullFormCredit, { budget: spend, demand });
-  const tick = await startTick(deps, settings, { budget: spend, reserve: split.reserve }, payee);
-  tick.maxRoundRows = roundRows;
+  const tick = await startTick(deps, settings, { budget: spend, reserve: split.reserve, roundRows }, payee);
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
   const fetches = await fetchFullForms(tick, { due, sweep });
@@ -154,7 +153,7 @@ async function intentsAllowance(
 async function startTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  spend: { budget: number; reserve: number },
+  spend: { budget: number; reserve: number; roundRows: number },
   payee: string | undefined,
 ): Promise<Tick> {
   const { db, clock, logger, signal } = deps;
@@ -169,7 +168,7 @@ async function startTick(
     budget: spend.budget,
     fullFormReserve: spend.reserve,
     fullFormRoom: spend.reserve,
-    maxRoundRows: Number.POSITIVE_INFINITY,
+    maxRoundRows: spend.roundRows,
     stats: emptyTickStats(),
     log,
     noteError(error, what) {
