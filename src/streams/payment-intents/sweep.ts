@@ -11,7 +11,7 @@ import {
   type ListRound,
   type SweepPlan,
 } from '../../sync/intent-sweep-plan.js';
-import { openIntentsReach, type OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
+import type { OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
 import { stopsThePass } from '../pass-stop.js';
 import { noteSchemaDrift } from '../schema-drift.js';
@@ -48,13 +48,13 @@ export async function sweepIntentList(
   tick: Tick,
   input: { fullSweepDue: boolean; pageBudget: number },
 ): Promise<SweepResult> {
-  const { deps, settings, state } = tick;
+  const { settings, state } = tick;
   const ticking = settings.slotMs > 0;
   const common = {
     payee: tick.payee ?? null,
     now: tick.startedAt,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    reach: await openIntentsReach(deps.db, tick.payee, tick.maxRoundRows),
+    reach: tick.reach,
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
   };

@@ -17,7 +17,10 @@ import {
   countOpenIntents,
   findUnreachableDueIntents,
   hasRowsWithoutFullForm,
+  openIntentsReach,
+  type OpenIntentsReach,
 } from '../../warehouse/payment-intent-polling.js';
+import type { DueIntent } from '../../sync/intent-poll-schedule.js';
 import { pollAgainNow } from '../../warehouse/payment-intents.js';
 import type { StreamDeps } from '../stream.js';
 import { streamAllowance } from '../stream-budget.js';
@@ -65,26 +68,16 @@ export async function runIntentTick(
   },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
-  const payee = await currentAppWalletId(db);
-  const roundRows = maxRoundRows({
-    shareRps: plan.shareBudget / (plan.intervalMs / 1000),
-    pageSize: settings.sweepPageSize,
-    reachSeconds: settings.roundReachSeconds,
-  });
-  const due = await findUnreachableDueIntents(db, {
-    payee,
-    limit: dueLookupLimit(plan.shareBudget),
-    maxRoundRows: roundRows,
-  });
-  const open = plan.carry.open ?? (await countOpenIntents(db));
+  const inputs = await readTickInputs(deps, settings, plan);
+  const { due } = inputs;
   // The list round's pages (one per page of open intents, page 0 discovers) plus one by-id read per
   // due intent no round reaches.
-  const pagesWanted = Math.max(1, Math.ceil(open / Math.max(1, settings.sweepPageSize)));
+  const pagesWanted = Math.max(1, Math.ceil(inputs.open / Math.max(1, settings.sweepPageSize)));
   const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
-  const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
+  const demand = due.length > 0 || inputs.awaitingFullForm;
   const spend = budget + Math.max(0, Math.floor(plan.catchUp ?? 0));
   const split = fullFormReserve(plan.carry.fullFormCredit, { budget: spend, demand });
-  const tick = await startTick(deps, settings, { budget: spend, reserve: split.reserve, roundRows }, payee);
+  const tick = startTick(deps, settings, { budget: spend, reserve: split.reserve }, inputs);
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
   const fetches = await fetchFullForms(tick, { due, sweep });
@@ -150,25 +143,62 @@ async function intentsAllowance(
   }
 }
 
-async function startTick(
+/** What a tick plans with, read at once (the queries are independent: one round trip's wait, not eight). */
+interface TickInputs {
+  startedAt: Date;
+  payee: string | undefined;
+  state: IntentStreamState;
+  due: DueIntent[];
+  open: number;
+  awaitingFullForm: boolean;
+  reach: OpenIntentsReach | null;
+}
+
+async function readTickInputs(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  spend: { budget: number; reserve: number; roundRows: number },
-  payee: string | undefined,
-): Promise<Tick> {
-  const { db, clock, logger, signal } = deps;
-  const log = logger.child({ stream: INTENTS_STREAM });
+  plan: { shareBudget: number; intervalMs: number; carry: TickCarry },
+): Promise<TickInputs> {
+  const { db, clock } = deps;
   const startedAt = clock.now();
+  const payee = await currentAppWalletId(db);
+  const roundRows = maxRoundRows({
+    shareRps: plan.shareBudget / (plan.intervalMs / 1000),
+    pageSize: settings.sweepPageSize,
+    reachSeconds: settings.roundReachSeconds,
+  });
+  const [state, due, open, awaitingFullForm, reach] = await Promise.all([
+    loadIntentStreamState(db, INTENTS_STREAM, startedAt),
+    findUnreachableDueIntents(db, {
+      payee,
+      limit: dueLookupLimit(plan.shareBudget),
+      maxRoundRows: roundRows,
+    }),
+    plan.carry.open ?? countOpenIntents(db),
+    hasRowsWithoutFullForm(db),
+    openIntentsReach(db, payee, roundRows),
+  ]);
+  return { startedAt, payee, state, due, open, awaitingFullForm, reach };
+}
+
+function startTick(
+  deps: StreamDeps<PartnerApi>,
+  settings: IntentPassSettings,
+  spend: { budget: number; reserve: number },
+  inputs: TickInputs,
+): Tick {
+  const { logger, signal } = deps;
+  const log = logger.child({ stream: INTENTS_STREAM });
   const tick: Tick = {
     deps,
     settings,
-    state: await loadIntentStreamState(db, INTENTS_STREAM, startedAt),
-    payee,
-    startedAt,
+    state: inputs.state,
+    payee: inputs.payee,
+    startedAt: inputs.startedAt,
     budget: spend.budget,
     fullFormReserve: spend.reserve,
     fullFormRoom: spend.reserve,
-    maxRoundRows: spend.roundRows,
+    reach: inputs.reach,
     stats: emptyTickStats(),
     log,
     noteError(error, what) {
