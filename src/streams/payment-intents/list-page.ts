@@ -26,8 +26,8 @@ export interface ListPageOutput {
  * Applies one list page as routeListedIntent sorts it: unchanged rows are written only when a list
  * field moved or their poll is due (listLookNeedsWrite); a payment is recorded and alerted from the
  * list form at once (its full form read first only while the tick can afford the read: fullFormRoom;
- * that read starts at once, beside the round's next pages); first sights that cannot alert are inserted from the list form; the rest is queued for a by-id
- * fetch of the full form.
+ * that read starts at once, beside the round's next pages); first sights that cannot alert are
+ * inserted from the list form; the rest is queued for a by-id fetch of the full form.
  */
 export async function applyListPage(
   tick: Tick,
