@@ -75,6 +75,22 @@ export function lateStartCatchUp(
   return Math.floor((allowancePerSecond(pacing, tick.budget) * lateMs) / 1000);
 }
 
+/**
+ * The most a tick may spend (budget and catch-up together): what the allowance pays for up to the
+ * end of the slot, at least one request; no cap for a pass of one tick. The next scheduled pass
+ * starts at the slot's end with a tick of its own, so a last tick that spent a whole interval's
+ * budget there would be paid for by time the next pass also spends: with the cap, what a pass spends
+ * is paid for within its slot (one request over at most). Pure.
+ */
+export function slotRemainderCap(
+  pacing: TickPacing,
+  tick: { passStartedMs: number; tickStartedMs: number; budget?: number | undefined },
+): number {
+  if (pacing.slotMs <= 0) return Number.POSITIVE_INFINITY;
+  const leftMs = Math.max(0, tick.passStartedMs + pacing.slotMs - tick.tickStartedMs);
+  return Math.max(1, Math.floor((allowancePerSecond(pacing, tick.budget) * leftMs) / 1000));
+}
+
 /** Requests per second a tick's pacing keeps to: `budget` over the tick interval, never below the share. */
 function allowancePerSecond(pacing: TickPacing, budget: number | undefined): number {
   const share = pacing.rateLimitRps * pacing.pollShare;

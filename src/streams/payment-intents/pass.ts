@@ -5,6 +5,7 @@ import {
   intentPassStatus,
   lateStartCatchUp,
   nextTickStartMs,
+  slotRemainderCap,
   tickBudget,
   tickIntervalMs,
   type TickPacing,
@@ -64,6 +65,7 @@ export async function runPaymentIntentsPass(
       intervalMs: tickIntervalMs(pacing),
       carry,
       catchUp: lateStartCatchUp(pacing, { plannedStartMs, startedMs: tickStartedMs, budget: last?.budget }),
+      cap: slotRemainderCap(pacing, { passStartedMs, tickStartedMs, budget: last?.budget }),
     });
     ticks++;
     addTickStats(totals, last.stats);

@@ -65,6 +65,8 @@ export async function runIntentTick(
     carry: TickCarry;
     /** Requests the tick adds for starting late (lateStartCatchUp): its pages, not its pacing. */
     catchUp?: number;
+    /** The most the tick spends, catch-up included (slotRemainderCap). */
+    cap?: number;
   },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
@@ -75,7 +77,10 @@ export async function runIntentTick(
   const pagesWanted = Math.max(1, Math.ceil(inputs.open / Math.max(1, settings.sweepPageSize)));
   const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
   const demand = due.length > 0 || inputs.awaitingFullForm;
-  const spend = budget + Math.max(0, Math.floor(plan.catchUp ?? 0));
+  const spend = Math.max(
+    1,
+    Math.min(plan.cap ?? Number.POSITIVE_INFINITY, budget + Math.max(0, Math.floor(plan.catchUp ?? 0))),
+  );
   const split = fullFormReserve(plan.carry.fullFormCredit, { budget: spend, demand });
   const tick = startTick(deps, settings, { budget: spend, reserve: split.reserve }, inputs);
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
@@ -98,7 +103,7 @@ export async function runIntentTick(
     lastError: tick.lastError,
     details: {
       budget,
-      catchUp: spend - budget,
+      spend,
       fullFormReserve: split.reserve,
       ...roundDetails(sweep),
       due: due.length,

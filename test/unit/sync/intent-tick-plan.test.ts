@@ -10,6 +10,7 @@ import {
   intentPassStatus,
   lateStartCatchUp,
   nextTickStartMs,
+  slotRemainderCap,
   tickBudget,
   tickIntervalMs,
   type TickPacing,
@@ -279,6 +280,52 @@ describe('a tick that starts late reads what the allowance paid for meanwhile', 
             // With its catch-up, a tick has spent what the time up to its start paid for (up to a
             // request lost to rounding per tick).
             expect(tick.spent).toBeGreaterThanOrEqual(rate * tick.startedMs - (i + 1) - 1e-6);
+        },
+      ),
+    );
+  });
+});
+
+describe('a pass spends within its slot', () => {
+  it('the last tick spends what the time left in the slot pays for (at least one); a pass of one tick is not capped', () => {
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 4_200, budget: 5 })).toBe(4);
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 4_990, budget: 5 })).toBe(1);
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 0, budget: 5 })).toBe(25);
+    expect(slotRemainderCap(pacing({ slotMs: 0 }), { passStartedMs: 0, tickStartedMs: 0 })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+  it('whatever the ticks took and however they caught up, a pass spends no more than its slot pays for (+1)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 3_000 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat({ max: 4 }), { minLength: 30, maxLength: 30 }),
+        fc.integer({ min: 1, max: 50 }),
+        (durations, short, rateLimitRps) => {
+          const plan = pacing({ rateLimitRps });
+          const budget = tickBudget(plan);
+          const rate = Math.max(rateLimitRps * plan.pollShare, budget / (plan.tickEveryMs / 1000));
+          let plannedStartMs: number | null = null;
+          let startedMs = 0;
+          let spent = 0;
+          for (const [i, duration] of durations.entries()) {
+            const want = budget + lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+            const cap = slotRemainderCap(plan, { passStartedMs: 0, tickStartedMs: startedMs, budget });
+            // A tick may spend less than it may (a round that ended early).
+            const requests = Math.max(1, Math.min(cap, want) - (short[i] ?? 0));
+            spent += requests;
+            const next = nextTickStartMs(plan, {
+              passStartedMs: 0,
+              tickStartedMs: startedMs,
+              requests,
+              budget,
+              readRound: true,
+            });
+            if (next === null) break;
+            plannedStartMs = next;
+            startedMs = Math.max(next, startedMs + duration);
+          }
+          expect(spent).toBeLessThanOrEqual((rate * plan.slotMs) / 1000 + 1);
         },
       ),
     );
