@@ -25,7 +25,8 @@ import { createPartnerApi } from '../src/api/http-partner-api.js';
 import { createSpendLedger } from '../src/api/spend-ledger.js';
 import type { PartnerApi } from '../src/api/partner-api.js';
 import { systemClock } from '../src/clock.js';
-import { INTENT_PASS_TUNING, loadConfig } from '../src/config/config.js';
+import { loadConfig } from '../src/config/config.js';
+import { INTENT_PASS_TUNING } from '../src/streams/payment-intents/tuning.js';
 import { createMetrics } from '../src/metrics.js';
 import { DEFAULT_ALERT_DELIVERY_POLICY } from '../src/alerts/delivery-policy.js';
 import { createAlertDeliverySlots } from '../src/alerts/delivery-slots.js';
@@ -55,7 +56,7 @@ const { values: args } = parseArgs({
     paid: { type: 'string', default: '1000' },
     over: { type: 'string', default: '120' },
     'page-size': { type: 'string', multiple: true },
-    /** The full-form share (DEFAULT_FULL_FORM_SHARE unless given). */
+    /** The full-form share (INTENT_PASS_TUNING.fullFormShare unless given). */
     share: { type: 'string' },
     /**
      * Hold the intents to A = SVC_RATE_LIMIT_RPS × INTENT_POLL_SHARE exactly: a feed spending the

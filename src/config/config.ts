@@ -20,35 +20,6 @@ export { secretValues, connectionPasswords } from './secret-values.js';
 import { checkedWebhookSecret, checkRetention, requireHttps, splitWebhookUrl } from './setting-checks.js';
 import { ConfigError } from './config-error.js';
 
-/** Tuning of the payment intents pass that is no setting: a test or the bench may override it per pass. */
-export interface IntentPassTuning {
-  /** Read the whole list this often (refunds of old intents, late arrivals, the first import). */
-  fullSweepEveryMs: number;
-  /** Discovery re-reads this far below the newest intent already processed (clock skew, late visibility). */
-  discoveryLookbackMs: number;
-  /** Asked for on sweeps; the server's `pagination.page_size` is what counts. */
-  sweepPageSize: number;
-  /** By-id fetches in flight at once (the shared limiter paces them); `resync` uses it too. */
-  concurrency: number;
-  /**
-   * Keep ticking this long while intents are open (the worker passes the time to its next scheduled
-   * pass). 0: one tick, as `run payment_intents` wants.
-   */
-  slotMs: number;
-  /** Shortest time between two ticks of one pass (the bound on detection latency while active). */
-  tickEveryMs: number;
-}
-
-/** The payment intents pass's tuning (docs/payment-intents.md, "Tuning" cites these values). */
-export const INTENT_PASS_TUNING: Readonly<IntentPassTuning> = {
-  fullSweepEveryMs: 600_000,
-  discoveryLookbackMs: 120_000,
-  sweepPageSize: 500,
-  concurrency: 8,
-  slotMs: 0,
-  tickEveryMs: 1_000,
-};
-
 export type { MemberPiiMode };
 
 export interface OAuthConfig {

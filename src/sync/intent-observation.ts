@@ -156,13 +156,10 @@ export interface StoredListFields {
   lastPolledAt: Date | null;
 }
 
-/** A due look that shows nothing new is written at most this often (it advances the poll schedule). */
-export const UNCHANGED_LOOK_WRITE_EVERY_MS = 60_000;
-
 /**
  * Whether a look that shows the stored status is written: when a field the list form carries moved;
  * when the poll schedule is due and either ends watching with this look (`stopsWatching`: expired
- * past the grace, watched too long) or was last written `UNCHANGED_LOOK_WRITE_EVERY_MS` ago. Otherwise
+ * past the grace, watched too long) or was last written `writeEveryMs` ago (the pass's `unchangedLookWriteEveryMs`). Otherwise
  * nothing is written: a round re-reads every open intent every few seconds, and rewriting unchanged
  * rows at that rate would cost Postgres more than the reads (the schedule only decides what rounds
  * cannot reach, and when watching ends). Pure.
@@ -170,15 +167,12 @@ export const UNCHANGED_LOOK_WRITE_EVERY_MS = 60_000;
 export function listLookNeedsWrite(
   listed: PaymentIntent,
   stored: StoredListFields,
-  look: { now: Date; stopsWatching: boolean },
+  look: { now: Date; stopsWatching: boolean; writeEveryMs: number },
 ): boolean {
   const now = look.now.getTime();
   const due = stored.nextPollAt !== null && stored.nextPollAt.getTime() <= now;
   if (due && look.stopsWatching) return true;
-  if (
-    due &&
-    (stored.lastPolledAt === null || now - stored.lastPolledAt.getTime() >= UNCHANGED_LOOK_WRITE_EVERY_MS)
-  )
+  if (due && (stored.lastPolledAt === null || now - stored.lastPolledAt.getTime() >= look.writeEveryMs))
     return true;
   return (
     listed.amount.value !== stored.amountValue ||

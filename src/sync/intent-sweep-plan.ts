@@ -123,14 +123,11 @@ export function advanceRound(
   };
 }
 
-/** Share of a ticking pass's list pages that a full round gets; the rounds past the open intents keep the rest. */
-export const FULL_ROUND_SHARE = 0.2;
-
 /**
  * How a tick's list pages are split between the round past the open intents and a full round (the
  * whole list, every `fullSweepEveryMs`), which runs beside it rather than instead of it: a full round
  * of a long list at page 50 takes minutes, and payments must not wait for it. While the pass ticks,
- * the full round gets `FULL_ROUND_SHARE` of the pages (none when the tick has a single page); a pass
+ * the full round gets `fullRoundShare` of the pages (the pass's tuning) (none when the tick has a single page); a pass
  * of one tick (`run`) gives it what the open round leaves (`full` is then an upper bound, the caller
  * subtracts what was read). Before the first discovery horizon exists, the full round reads alone (it
  * discovers everything). Pure.
@@ -140,13 +137,15 @@ export function splitListPages(input: {
   fullRound: boolean;
   hasHorizon: boolean;
   ticking: boolean;
+  /** Share of the pages a full round gets while the pass ticks. */
+  fullRoundShare: number;
 }): { open: number; full: number } {
   const pages = Math.max(1, Math.floor(input.pageBudget));
   if (!input.fullRound) return { open: pages, full: 0 };
   if (!input.hasHorizon) return { open: 0, full: pages };
   if (!input.ticking) return { open: pages, full: pages };
   if (pages < 2) return { open: pages, full: 0 };
-  const full = Math.max(1, Math.floor(pages * FULL_ROUND_SHARE));
+  const full = Math.min(pages - 1, Math.max(1, Math.floor(pages * Math.max(0, input.fullRoundShare))));
   return { open: pages - full, full };
 }
 

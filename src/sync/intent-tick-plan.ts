@@ -14,6 +14,8 @@ export interface TickPacing {
   rateLimitRps: number;
   /** INTENT_POLL_SHARE of the shared rate limit. */
   pollShare: number;
+  /** Shortest time between two ticks that read a list round (the pass's `minRoundTickGapMs`). */
+  minRoundTickGapMs: number;
 }
 
 /** A single tick plans for the whole schedule interval; repeated ticks for one tick interval. */
@@ -34,7 +36,9 @@ export function tickBudget(pacing: TickPacing): number {
  * When the next tick starts, or null when it would start past the slot: after the time the allowance
  * (`budget` over the tick interval; the poll share without one) takes to pay for the requests the
  * tick spent, so the average stays within it however many pages a tick read; at least `tickEveryMs`
- * apart, or MIN_ROUND_TICK_GAP_MS while the ticks read a list round.
+ * apart, or `minRoundTickGapMs` while the ticks read a list round: rounds follow each other at the
+ * allowance's pace (a round of p pages every p / A seconds: the latency bound), not once per
+ * `tickEveryMs`.
  */
 export function nextTickStartMs(
   pacing: TickPacing,
@@ -47,22 +51,51 @@ export function nextTickStartMs(
     readRound?: boolean;
   },
 ): number | null {
-  const perSecond =
-    tick.budget === undefined
-      ? pacing.rateLimitRps * pacing.pollShare
-      : Math.max(pacing.rateLimitRps * pacing.pollShare, tick.budget / (tickIntervalMs(pacing) / 1000));
+  const perSecond = allowancePerSecond(pacing, tick.budget);
   const floor =
-    tick.readRound === true ? Math.min(pacing.tickEveryMs, MIN_ROUND_TICK_GAP_MS) : pacing.tickEveryMs;
+    tick.readRound === true ? Math.min(pacing.tickEveryMs, pacing.minRoundTickGapMs) : pacing.tickEveryMs;
   const next = tick.tickStartedMs + Math.max(floor, (tick.requests / perSecond) * 1000);
   return next >= tick.passStartedMs + pacing.slotMs ? null : next;
 }
 
 /**
- * Shortest time between two ticks that read a list round. Rounds follow each other at the
- * allowance's pace (a round of p pages every p / A seconds: the latency bound), not once per
- * `tickEveryMs`; this floor only bounds the ticks' own overhead (a handful of queries each).
+ * Requests a tick adds to its budget because it started late: what the allowance paid for between
+ * the start the pacing planned for it (nextTickStartMs) and its actual start, at most one tick
+ * interval's worth. A tick that ran long (pages of 500 records on a loaded machine) delays the next;
+ * without this the pass would spend less than its allowance by the time lost, and every round past
+ * the open intents would take as much longer. The average never exceeds the allowance: the next tick
+ * still waits until the allowance has paid for everything this one spent (nextTickStartMs). Pure.
  */
-export const MIN_ROUND_TICK_GAP_MS = 200;
+export function lateStartCatchUp(
+  pacing: TickPacing,
+  tick: { plannedStartMs: number | null; startedMs: number; budget?: number | undefined },
+): number {
+  if (tick.plannedStartMs === null) return 0;
+  const lateMs = Math.min(tickIntervalMs(pacing), Math.max(0, tick.startedMs - tick.plannedStartMs));
+  return Math.floor((allowancePerSecond(pacing, tick.budget) * lateMs) / 1000);
+}
+
+/**
+ * The most a tick may spend (budget and catch-up together): what the allowance pays for up to the
+ * end of the slot, at least one request; no cap for a pass of one tick. The next scheduled pass
+ * starts at the slot's end with a tick of its own, so a last tick that spent a whole interval's
+ * budget there would be paid for by time the next pass also spends: with the cap, what a pass spends
+ * is paid for within its slot (one request over at most). Pure.
+ */
+export function slotRemainderCap(
+  pacing: TickPacing,
+  tick: { passStartedMs: number; tickStartedMs: number; budget?: number | undefined },
+): number {
+  if (pacing.slotMs <= 0) return Number.POSITIVE_INFINITY;
+  const leftMs = Math.max(0, tick.passStartedMs + pacing.slotMs - tick.tickStartedMs);
+  return Math.max(1, Math.floor((allowancePerSecond(pacing, tick.budget) * leftMs) / 1000));
+}
+
+/** Requests per second a tick's pacing keeps to: `budget` over the tick interval, never below the share. */
+function allowancePerSecond(pacing: TickPacing, budget: number | undefined): number {
+  const share = pacing.rateLimitRps * pacing.pollShare;
+  return budget === undefined ? share : Math.max(share, budget / (tickIntervalMs(pacing) / 1000));
+}
 
 /** Whether this tick reads the whole list: the first time, then every `fullSweepEveryMs`. */
 export function fullSweepDue(lastFullSweepAt: Date | null, now: Date, fullSweepEveryMs: number): boolean {
@@ -74,23 +107,18 @@ export function dueLookupLimit(budget: number): number {
   return Math.max(1_000, budget * 50);
 }
 
-/** The longest a round past the open intents may take at the share's pace; deeper ones are polled by id. */
-export const ROUND_REACH_SECONDS = 60;
-
 /**
  * How many of the newest rows of the list a round covers: what the share (`shareRps`, requests/s)
- * reads in ROUND_REACH_SECONDS. An open intent below them (one old intent under a day of closed ones)
- * would make every round read the whole list, so it is polled by id on its schedule instead. Pure.
+ * reads in `reachSeconds` (the pass's `roundReachSeconds`). An open intent below them (one old intent
+ * under a day of closed ones) would make every round read the whole list, so it is polled by id on
+ * its schedule instead. Pure.
  */
-export function maxRoundRows(input: { shareRps: number; pageSize: number }): number {
+export function maxRoundRows(input: { shareRps: number; pageSize: number; reachSeconds: number }): number {
   return (
-    Math.max(1, Math.ceil(Math.max(0, input.shareRps) * ROUND_REACH_SECONDS)) *
+    Math.max(1, Math.ceil(Math.max(0, input.shareRps) * Math.max(0, input.reachSeconds))) *
     Math.max(1, Math.floor(input.pageSize))
   );
 }
-
-/** Share of the intents' requests kept from the list round for by-id reads of the full form. */
-export const DEFAULT_FULL_FORM_SHARE = 0.1;
 
 /**
  * The by-id reads a tick keeps from the list round (docs/payment-intents.md, "One pass"): the

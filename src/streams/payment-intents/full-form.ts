@@ -9,12 +9,12 @@ import { loadStoredIntents, markLookedAt, type StoredIntent } from '../../wareho
 import { storeRejections } from '../../warehouse/rejected-records.js';
 import { stopsThePass } from '../pass-stop.js';
 import { noteSchemaDrift } from '../schema-drift.js';
-import { recordFromList } from './list-page.js';
 import { noteObservation } from './note-observation.js';
+import { recordFallback, recordFromList } from './record-from-list.js';
 import { recordIntentObservation } from './record-observation.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import type { SweepResult } from './sweep.js';
-import type { Fetch, RecordFromList, Tick } from './tick-context.js';
+import type { Fetch, Tick } from './tick-context.js';
 
 export interface FetchesResult {
   deferredChanges: Fetch[];
@@ -28,6 +28,7 @@ export async function fetchFullForms(
   input: { due: readonly DueIntent[]; sweep: SweepResult },
 ): Promise<FetchesResult> {
   const { db } = tick.deps;
+  const settled = await Promise.allSettled(input.sweep.readsFirst);
   const plan = planIntentFetches({
     changes: input.sweep.toFetch,
     due: input.due,
@@ -52,13 +53,35 @@ export async function fetchFullForms(
     else await recordFromList(tick, fetch.fallback, tick.deps.clock.now());
   }
   const failedFirstSights = await fetchAll(tick, planned, stored);
+  // A read started early that hit an error stopping the pass stops it here, as one in fetchAll does.
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
   return { deferredChanges, failedFirstSights, dueLeft: plan.dueLeft };
 }
 
-/** The by-id reads left of the tick's full-form room after the sweep queued its payments. */
+/** The by-id reads left of the tick's full-form room after the payments read first as the sweep went. */
 function fullFormRoomLeft(tick: Tick, sweep: SweepResult): number {
   if (tick.settings.slotMs <= 0) return Number.POSITIVE_INFINITY;
-  return Math.max(tick.fullFormRoom, sweep.toFetch.filter((fetch) => fetch.fallback !== undefined).length);
+  return Math.max(0, tick.fullFormRoom - sweep.readsFirst.length);
+}
+
+/**
+ * The by-id read of a payment the list showed before its full form was stored, started as its page
+ * is applied (within the tick's full-form room): recorded from the full form, or from the list form
+ * when the read fails or finds nothing. Rejects only with an error that stops the pass.
+ */
+export async function readPaymentFirst(
+  tick: Tick,
+  fetch: Fetch,
+  stored: StoredIntent | undefined,
+): Promise<void> {
+  try {
+    const recorded = await fetchAndRecord(tick, fetch, stored);
+    if (!recorded && fetch.fallback !== undefined) await recordFallback(tick, fetch.fallback);
+  } catch (error) {
+    if (stopsThePass(error)) throw error;
+    tick.noteError(error, { paymentIntentId: fetch.id, why: fetch.why });
+    if (fetch.fallback !== undefined) await recordFallback(tick, fetch.fallback);
+  }
 }
 
 /**
@@ -95,16 +118,6 @@ async function fetchAll(
   );
   if (stopped !== undefined) throw stopped;
   return failedFirstSights;
-}
-
-/** A payment whose full-form read failed: recorded from the list form (a failure here is noted). */
-async function recordFallback(tick: Tick, route: RecordFromList): Promise<void> {
-  try {
-    await recordFromList(tick, route, tick.deps.clock.now());
-  } catch (error) {
-    if (stopsThePass(error)) throw error;
-    tick.noteError(error, { paymentIntentId: route.intent.id, during: 'record from the list form' });
-  }
 }
 
 /**

@@ -7,22 +7,27 @@ import {
   loadStoredIntents,
   type StoredIntent,
 } from '../../warehouse/payment-intents.js';
-import { noteObservation } from './note-observation.js';
-import { recordIntentObservation } from './record-observation.js';
+import { readPaymentFirst } from './full-form.js';
+import { recordFromList } from './record-from-list.js';
 import type { Fetch, RecordFromList, Tick } from './tick-context.js';
 
 /** What a list page leaves for the by-id fetches, and the intents the round has shown this tick. */
 export interface ListPageOutput {
   seen: Set<string>;
   toFetch: Fetch[];
+  /**
+   * By-id reads of payments started as their page was applied (readPaymentFirst): awaited with the
+   * tick's other fetches, never behind the rest of the round.
+   */
+  readsFirst: Promise<void>[];
 }
 
 /**
  * Applies one list page as routeListedIntent sorts it: unchanged rows are written only when a list
  * field moved or their poll is due (listLookNeedsWrite); a payment is recorded and alerted from the
- * list form at once (its full form read first only while the tick can afford the read: fullFormRoom);
- * first sights that cannot alert are inserted from the list form; the rest is queued for a by-id
- * fetch of the full form.
+ * list form at once (its full form read first only while the tick can afford the read: fullFormRoom;
+ * that read starts at once, beside the round's next pages); first sights that cannot alert are
+ * inserted from the list form; the rest is queued for a by-id fetch of the full form.
  */
 export async function applyListPage(
   tick: Tick,
@@ -52,18 +57,27 @@ export async function applyListPage(
     else if (route.kind === 'fetch')
       output.toFetch.push({ id: listed.id, why: route.why, createdAt: listed.createdAt, listed });
     else if (route.kind === 'record-from-list') {
-      if (route.fullFormMissing && output.toFetch.length < tick.fullFormRoom) {
-        output.toFetch.push({
+      if (route.fullFormMissing && output.toFetch.length + output.readsFirst.length < tick.fullFormRoom) {
+        const fetch: Fetch = {
           id: listed.id,
           why: route.previous === null ? 'first-sight' : 'changed',
           createdAt: listed.createdAt,
           listed,
           fallback: route,
-        });
+        };
+        const read = readPaymentFirst(tick, fetch, row);
+        read.catch(() => undefined); // awaited by fetchFullForms; never left unhandled meanwhile
+        output.readsFirst.push(read);
       } else fromList.push(route);
     } else if (route.kind === 'unchanged' && row !== undefined) {
       const pollAt = listPollAt(tick, listed, row, observedAt);
-      if (listLookNeedsWrite(listed, row, { now: observedAt, stopsWatching: pollAt === null }))
+      if (
+        listLookNeedsWrite(listed, row, {
+          now: observedAt,
+          stopsWatching: pollAt === null,
+          writeEveryMs: tick.settings.unchangedLookWriteEveryMs,
+        })
+      )
         unchanged.push({ intent: listed, nextPollAt: pollAt });
       else tick.stats.unchangedNotWritten++;
     }
@@ -71,19 +85,6 @@ export async function applyListPage(
   await applyUnchangedListObservations(deps.db, unchanged, observedAt);
   await insertFirstSights(tick, firstSights, observedAt);
   for (const route of fromList) await recordFromList(tick, route, observedAt);
-}
-
-/** Records a payment from the list form (the decision routeListedIntent made) and starts its delivery. */
-export async function recordFromList(tick: Tick, route: RecordFromList, observedAt: Date): Promise<void> {
-  const { intent, previous, decision } = route;
-  if (intent.status === 'paid') tick.stats.paidSeenInList++;
-  const outcome = await recordIntentObservation(
-    tick.deps.db,
-    { intent, previous, observedAt, watchingSince: tick.state.watchingSince, nextPollAt: null },
-    decision,
-  );
-  noteObservation(tick, intent, { previous, outcome, fromList: true });
-  if (outcome.written && outcome.alertId !== null && route.fullFormMissing) tick.stats.alertsBeforeFullForm++;
 }
 
 /** The next poll of an intent the list shows unchanged: this look counts as one. */

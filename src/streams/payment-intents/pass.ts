@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PartnerApi } from '../../api/partner-api.js';
-import { INTENT_PASS_TUNING, type IntentPassTuning } from '../../config/config.js';
 import { DEFAULT_POLL_SCHEDULE, type PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import {
-  DEFAULT_FULL_FORM_SHARE,
   intentPassStatus,
+  lateStartCatchUp,
   nextTickStartMs,
+  slotRemainderCap,
   tickBudget,
   tickIntervalMs,
   type TickPacing,
@@ -14,12 +14,11 @@ import type { PassOutcome, StreamDeps } from '../stream.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import { addTickStats, emptyTickStats, type IntentPassSettings } from './tick-context.js';
 import { runIntentTick, type TickCarry, type TickOutcome } from './tick.js';
+import { INTENT_PASS_TUNING, type IntentPassTuning } from './tuning.js';
 
 /** Overrides of INTENT_PASS_TUNING (the worker passes `slotMs`; tests and the bench the rest). */
 export interface PaymentIntentsPassOptions extends Partial<IntentPassTuning> {
   schedule?: PollSchedulePolicy;
-  /** Share of the requests kept for by-id reads of the full form (DEFAULT_FULL_FORM_SHARE). */
-  fullFormShare?: number;
 }
 
 /**
@@ -37,32 +36,36 @@ export async function runPaymentIntentsPass(
   options: PaymentIntentsPassOptions = {},
 ): Promise<PassOutcome> {
   const { clock, config, signal } = deps;
-  const { fullFormShare, schedule, ...tuning } = options;
+  const { schedule, ...tuning } = options;
   const settings: IntentPassSettings = {
     ...INTENT_PASS_TUNING,
     ...stripUndefined(tuning),
     schedule: schedule ?? DEFAULT_POLL_SCHEDULE,
   };
   // The first tick of a pass may read one full form; then `share` of the requests spent.
-  const carry: TickCarry = { fullFormCredit: 1, fullFormShare: fullFormShare ?? DEFAULT_FULL_FORM_SHARE };
+  const carry: TickCarry = { fullFormCredit: 1 };
   const pacing: TickPacing = {
     slotMs: settings.slotMs,
     tickEveryMs: settings.tickEveryMs,
     passEveryMs: config.schedules.paymentIntentsMs,
     rateLimitRps: config.api.rateLimitRps,
     pollShare: config.intents.pollShare,
+    minRoundTickGapMs: settings.minRoundTickGapMs,
   };
   const passStartedMs = clock.now().getTime();
   const totals = emptyTickStats();
   const aborted = () => signal?.aborted === true;
   let ticks = 0;
-  let last: TickOutcome;
+  let last: TickOutcome | undefined;
+  let plannedStartMs: number | null = null;
   for (;;) {
     const tickStartedMs = clock.now().getTime();
     last = await runIntentTick(deps, settings, {
       shareBudget: tickBudget(pacing),
       intervalMs: tickIntervalMs(pacing),
       carry,
+      catchUp: lateStartCatchUp(pacing, { plannedStartMs, startedMs: tickStartedMs, budget: last?.budget }),
+      cap: slotRemainderCap(pacing, { passStartedMs, tickStartedMs, budget: last?.budget }),
     });
     ticks++;
     addTickStats(totals, last.stats);
@@ -75,6 +78,7 @@ export async function runPaymentIntentsPass(
       readRound: last.readRound,
     });
     if (nextTickMs === null) break;
+    plannedStartMs = nextTickMs;
     const waitMs = nextTickMs - clock.now().getTime();
     if (waitMs > 0) await sleep(waitMs, undefined, { signal }).catch(() => undefined);
     if (aborted()) break;

@@ -8,7 +8,6 @@ import {
 } from '../../records/payment-intent.js';
 import { DEFAULT_POLL_SCHEDULE, nextPollAt } from '../../sync/intent-poll-schedule.js';
 import { planIntentResync, type ResyncProgress, type ResyncRange } from '../../sync/resync-plan.js';
-import { INTENT_PASS_TUNING } from '../../config/config.js';
 import { loadIntentStreamState } from '../../warehouse/intent-stream-state.js';
 import { loadStoredIntents, markLookedAt } from '../../warehouse/payment-intents.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
@@ -17,6 +16,7 @@ import { deliverAlertsSoon } from '../../alerts/delivery.js';
 import { stopsThePass } from '../pass-stop.js';
 import { recordIntentObservation, type ObservationOutcome } from './record-observation.js';
 import { INTENTS_STREAM as STREAM } from './stream-name.js';
+import { INTENT_PASS_TUNING } from './tuning.js';
 import type { PassOutcome, StreamDeps } from '../stream.js';
 
 /** By-id reads in flight at once (the shared limiter paces them), as the pass does. */

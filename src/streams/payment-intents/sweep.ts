@@ -11,16 +11,13 @@ import {
   type ListRound,
   type SweepPlan,
 } from '../../sync/intent-sweep-plan.js';
-import { openIntentsReach, type OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
+import type { OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import { storeRejections } from '../../warehouse/rejected-records.js';
 import { stopsThePass } from '../pass-stop.js';
 import { noteSchemaDrift } from '../schema-drift.js';
 import { applyListPage, type ListPageOutput } from './list-page.js';
 import { INTENTS_STREAM } from './stream-name.js';
 import type { Tick } from './tick-context.js';
-
-/** List pages requested ahead of the one being applied (the limiter still paces each request). */
-const PREFETCH_PAGES = 2;
 
 /** Where one round stands after this tick read from it. */
 export interface RoundRead {
@@ -44,20 +41,20 @@ export interface SweepResult extends ListPageOutput {
 /**
  * This tick's part of the list rounds (planIntentSweep): the round past every open intent and the
  * discovery horizon, from its next page, and beside it the full round when one is due or in progress
- * (splitListPages gives each its pages). Pages are requested up to two ahead of the one being applied,
+ * (splitListPages gives each its pages). Pages are requested up to `prefetchPages` ahead of the one being applied,
  * never past the page the round is expected to end on; each is applied as it arrives, in list order.
  */
 export async function sweepIntentList(
   tick: Tick,
   input: { fullSweepDue: boolean; pageBudget: number },
 ): Promise<SweepResult> {
-  const { deps, settings, state } = tick;
+  const { settings, state } = tick;
   const ticking = settings.slotMs > 0;
   const common = {
     payee: tick.payee ?? null,
     now: tick.startedAt,
     pageSize: state.pageSize ?? settings.sweepPageSize,
-    reach: await openIntentsReach(deps.db, tick.payee, tick.maxRoundRows),
+    reach: tick.reach,
     newestCreatedAt: state.newestCreatedAt,
     discoveryLookbackMs: settings.discoveryLookbackMs,
   };
@@ -67,8 +64,16 @@ export async function sweepIntentList(
     fullRound,
     hasHorizon: state.newestCreatedAt !== null,
     ticking,
+    fullRoundShare: settings.fullRoundShare,
   });
-  const result: SweepResult = { seen: new Set(), toFetch: [], open: null, full: null, serverPageSize: null };
+  const result: SweepResult = {
+    seen: new Set(),
+    toFetch: [],
+    readsFirst: [],
+    open: null,
+    full: null,
+    serverPageSize: null,
+  };
   if (split.open > 0) {
     const plan = planIntentSweep({
       ...common,
@@ -146,7 +151,7 @@ async function readRound(
 }
 
 /**
- * Reads list pages in order, each time requesting up to PREFETCH_PAGES ahead (never past
+ * Reads list pages in order, each time requesting up to the pass's `prefetchPages` ahead (never past
  * `prefetchThrough` nor `last`). Pages requested but not read (a stop, an error) are dropped on
  * `settle`: the round reads them again.
  */
@@ -166,7 +171,7 @@ function prefetchingReader(
   return {
     read(page) {
       const answer = request(page);
-      for (let ahead = 1; ahead <= PREFETCH_PAGES; ahead++)
+      for (let ahead = 1; ahead <= tick.settings.prefetchPages; ahead++)
         if (page + ahead <= Math.min(bounds.prefetchThrough, bounds.last)) void request(page + ahead);
       inFlight.delete(page);
       return answer;

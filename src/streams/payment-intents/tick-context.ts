@@ -1,10 +1,11 @@
 import type { PartnerApi } from '../../api/partner-api.js';
-import type { IntentPassTuning } from '../../config/config.js';
 import type { PaymentIntent } from '../../records/payment-intent.js';
 import type { ListedIntentRoute } from '../../sync/intent-observation.js';
 import type { PollSchedulePolicy } from '../../sync/intent-poll-schedule.js';
 import type { IntentStreamState } from '../../warehouse/intent-stream-state.js';
+import type { OpenIntentsReach } from '../../warehouse/payment-intent-polling.js';
 import type { StreamDeps } from '../stream.js';
+import type { IntentPassTuning } from './tuning.js';
 
 /** The pass's tuning (INTENT_PASS_TUNING unless overridden) and poll schedule. */
 export type IntentPassSettings = IntentPassTuning & { schedule: PollSchedulePolicy };
@@ -91,8 +92,11 @@ export interface Tick {
    * only while the reads queued are fewer; past it they are recorded from the list form at once.
    */
   fullFormRoom: number;
-  /** The newest rows of the list a round covers (maxRoundRows); open intents below are polled by id. */
-  maxRoundRows: number;
+  /**
+   * How deep the round past the open intents reads (openIntentsReach over the newest maxRoundRows
+   * rows; open intents below are polled by id); null when none is open.
+   */
+  reach: OpenIntentsReach | null;
   stats: TickStats;
   /** The stream's logger (bound to `stream: payment_intents`). */
   log: StreamDeps<PartnerApi>['logger'];

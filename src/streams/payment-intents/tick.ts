@@ -17,7 +17,10 @@ import {
   countOpenIntents,
   findUnreachableDueIntents,
   hasRowsWithoutFullForm,
+  openIntentsReach,
+  type OpenIntentsReach,
 } from '../../warehouse/payment-intent-polling.js';
+import type { DueIntent } from '../../sync/intent-poll-schedule.js';
 import { pollAgainNow } from '../../warehouse/payment-intents.js';
 import type { StreamDeps } from '../stream.js';
 import { streamAllowance } from '../stream-budget.js';
@@ -42,7 +45,8 @@ export interface TickOutcome {
 export interface TickCarry {
   /** The full-form credit (fullFormReserve). */
   fullFormCredit: number;
-  fullFormShare: number;
+  /** Open intents counted at the end of the last tick: the next one plans with it (one query less). */
+  open?: number;
 }
 
 /**
@@ -55,38 +59,40 @@ export interface TickCarry {
 export async function runIntentTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
-  plan: { shareBudget: number; intervalMs: number; carry: TickCarry },
+  plan: {
+    shareBudget: number;
+    intervalMs: number;
+    carry: TickCarry;
+    /** Requests the tick adds for starting late (lateStartCatchUp): its pages, not its pacing. */
+    catchUp?: number;
+    /** The most the tick spends, catch-up included (slotRemainderCap). */
+    cap?: number;
+  },
 ): Promise<TickOutcome> {
   const { db, clock } = deps;
-  const payee = await currentAppWalletId(db);
-  const roundRows = maxRoundRows({
-    shareRps: plan.shareBudget / (plan.intervalMs / 1000),
-    pageSize: settings.sweepPageSize,
-  });
-  const due = await findUnreachableDueIntents(db, {
-    payee,
-    limit: dueLookupLimit(plan.shareBudget),
-    maxRoundRows: roundRows,
-  });
-  const open = await countOpenIntents(db);
+  const inputs = await readTickInputs(deps, settings, plan);
+  const { due } = inputs;
   // The list round's pages (one per page of open intents, page 0 discovers) plus one by-id read per
   // due intent no round reaches.
-  const pagesWanted = Math.max(1, Math.ceil(open / Math.max(1, settings.sweepPageSize)));
+  const pagesWanted = Math.max(1, Math.ceil(inputs.open / Math.max(1, settings.sweepPageSize)));
   const budget = await intentsAllowance(deps, plan, pagesWanted + due.length);
-  const demand = due.length > 0 || (await hasRowsWithoutFullForm(db));
-  const split = fullFormReserve(plan.carry.fullFormCredit, { budget, demand });
-  const tick = await startTick(deps, settings, { budget, reserve: split.reserve }, payee);
-  tick.maxRoundRows = roundRows;
+  const demand = due.length > 0 || inputs.awaitingFullForm;
+  const spend = Math.max(
+    1,
+    Math.min(plan.cap ?? Number.POSITIVE_INFINITY, budget + Math.max(0, Math.floor(plan.catchUp ?? 0))),
+  );
+  const split = fullFormReserve(plan.carry.fullFormCredit, { budget: spend, demand });
+  const tick = startTick(deps, settings, { budget: spend, reserve: split.reserve }, inputs);
   const fullSweepDue = fullSweepDueAt(tick.state.lastFullSweepAt, tick.startedAt, settings.fullSweepEveryMs);
   const sweep = await sweepIntentList(tick, { fullSweepDue, pageBudget: split.pageBudget });
   const fetches = await fetchFullForms(tick, { due, sweep });
   await finishTick(tick, { sweep, fetches, finishedAt: clock.now() });
   plan.carry.fullFormCredit = earnFullFormCredit(split.credit, {
     requests: tick.stats.requests,
-    share: plan.carry.fullFormShare,
-    budget,
+    share: settings.fullFormShare,
+    budget: spend,
   });
-  const openAfter = await countOpenIntents(db);
+  const openAfter = (plan.carry.open = await countOpenIntents(db));
   deps.metrics.openIntents.set(openAfter);
   tick.stats.allowed += budget;
   return {
@@ -97,16 +103,24 @@ export async function runIntentTick(
     lastError: tick.lastError,
     details: {
       budget,
+      spend,
       fullFormReserve: split.reserve,
-      roundPage: sweep.open?.nextPage ?? null,
-      roundCompleted: sweep.open?.completed ?? null,
-      fullRoundPage: sweep.full?.nextPage ?? null,
+      ...roundDetails(sweep),
       due: due.length,
       deferredChanges: fetches.deferredChanges.length,
       dueLeft: fetches.dueLeft,
       open: openAfter,
       payeeFilter: tick.payee !== undefined,
     },
+  };
+}
+
+/** Where the rounds stand after the tick, for the pass's details. */
+function roundDetails(sweep: SweepResult): Record<string, unknown> {
+  return {
+    roundPage: sweep.open?.nextPage ?? null,
+    roundCompleted: sweep.open?.completed ?? null,
+    fullRoundPage: sweep.full?.nextPage ?? null,
   };
 }
 
@@ -134,25 +148,62 @@ async function intentsAllowance(
   }
 }
 
-async function startTick(
+/** What a tick plans with, read at once (the queries are independent: one round trip's wait, not eight). */
+interface TickInputs {
+  startedAt: Date;
+  payee: string | undefined;
+  state: IntentStreamState;
+  due: DueIntent[];
+  open: number;
+  awaitingFullForm: boolean;
+  reach: OpenIntentsReach | null;
+}
+
+async function readTickInputs(
+  deps: StreamDeps<PartnerApi>,
+  settings: IntentPassSettings,
+  plan: { shareBudget: number; intervalMs: number; carry: TickCarry },
+): Promise<TickInputs> {
+  const { db, clock } = deps;
+  const startedAt = clock.now();
+  const payee = await currentAppWalletId(db);
+  const roundRows = maxRoundRows({
+    shareRps: plan.shareBudget / (plan.intervalMs / 1000),
+    pageSize: settings.sweepPageSize,
+    reachSeconds: settings.roundReachSeconds,
+  });
+  const [state, due, open, awaitingFullForm, reach] = await Promise.all([
+    loadIntentStreamState(db, INTENTS_STREAM, startedAt),
+    findUnreachableDueIntents(db, {
+      payee,
+      limit: dueLookupLimit(plan.shareBudget),
+      maxRoundRows: roundRows,
+    }),
+    plan.carry.open ?? countOpenIntents(db),
+    hasRowsWithoutFullForm(db),
+    openIntentsReach(db, payee, roundRows),
+  ]);
+  return { startedAt, payee, state, due, open, awaitingFullForm, reach };
+}
+
+function startTick(
   deps: StreamDeps<PartnerApi>,
   settings: IntentPassSettings,
   spend: { budget: number; reserve: number },
-  payee: string | undefined,
-): Promise<Tick> {
-  const { db, clock, logger, signal } = deps;
+  inputs: TickInputs,
+): Tick {
+  const { logger, signal } = deps;
   const log = logger.child({ stream: INTENTS_STREAM });
-  const startedAt = clock.now();
   const tick: Tick = {
     deps,
     settings,
-    state: await loadIntentStreamState(db, INTENTS_STREAM, startedAt),
-    payee,
-    startedAt,
+    state: inputs.state,
+    payee: inputs.payee,
+    startedAt: inputs.startedAt,
     budget: spend.budget,
     fullFormReserve: spend.reserve,
     fullFormRoom: spend.reserve,
-    maxRoundRows: Number.POSITIVE_INFINITY,
+    reach: inputs.reach,
     stats: emptyTickStats(),
     log,
     noteError(error, what) {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { INTENT_PASS_TUNING } from '../../../src/streams/payment-intents/tuning.js';
 import { describe, expect, it } from 'vitest';
 import {
   PAYMENT_INTENT_STATUSES,
@@ -11,7 +12,6 @@ import {
   decideIntentObservation,
   listLookNeedsWrite,
   routeListedIntent,
-  UNCHANGED_LOOK_WRITE_EVERY_MS,
   type StoredIntentView,
 } from '../../../src/sync/intent-observation.js';
 
@@ -365,7 +365,8 @@ describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
     nextPollAt: new Date(NOW.getTime() + 60_000),
     lastPolledAt: ago(5_000),
   };
-  const look = { now: NOW, stopsWatching: false };
+  const writeEveryMs = INTENT_PASS_TUNING.unchangedLookWriteEveryMs;
+  const look = { now: NOW, stopsWatching: false, writeEveryMs };
   it('the same fields, poll not due: nothing written', () => {
     expect(listLookNeedsWrite(listed, row, look)).toBe(false);
     expect(listLookNeedsWrite(listed, { ...row, nextPollAt: null }, look)).toBe(false);
@@ -375,12 +376,10 @@ describe('listLookNeedsWrite: unchanged looks are not rewritten', () => {
   });
   it('due and last written a minute ago, or due and this look ends watching: written', () => {
     const due = { ...row, nextPollAt: NOW };
-    expect(
-      listLookNeedsWrite(listed, { ...due, lastPolledAt: ago(UNCHANGED_LOOK_WRITE_EVERY_MS) }, look),
-    ).toBe(true);
+    expect(listLookNeedsWrite(listed, { ...due, lastPolledAt: ago(writeEveryMs) }, look)).toBe(true);
     expect(listLookNeedsWrite(listed, { ...due, lastPolledAt: null }, look)).toBe(true);
-    expect(listLookNeedsWrite(listed, due, { now: NOW, stopsWatching: true })).toBe(true);
-    expect(listLookNeedsWrite(listed, row, { now: NOW, stopsWatching: true })).toBe(false);
+    expect(listLookNeedsWrite(listed, due, { ...look, stopsWatching: true })).toBe(true);
+    expect(listLookNeedsWrite(listed, row, { ...look, stopsWatching: true })).toBe(false);
   });
   it.each([
     ['amount', { amountValue: '999' }],

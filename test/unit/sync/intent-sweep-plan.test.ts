@@ -1,9 +1,9 @@
 import fc from 'fast-check';
+import { INTENT_PASS_TUNING } from '../../../src/streams/payment-intents/tuning.js';
 import { describe, expect, it } from 'vitest';
 import {
   advanceRound,
   followListOrder,
-  FULL_ROUND_SHARE,
   LIST_ORDER_START,
   nextHorizon,
   planIntentSweep,
@@ -149,6 +149,101 @@ describe('a round across ticks', () => {
   });
 });
 
+describe('a round over a list that grows while it is read', () => {
+  // A model of the newest-first list: rows with increasing created_at, some open; new rows arrive at
+  // the top between ticks (pushing every row down); each tick plans with the reach the warehouse
+  // would give (the oldest open intent, the rows above it, the open ones of that moment) and reads
+  // its pages as the sweep does, stopping where sweepReachedStop says.
+  it('every intent open when a round starts is listed before it ends, in at most ⌈(depth + arrivals) / page⌉ + 1 pages', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 300 }),
+        fc.array(fc.record({ budget: fc.integer({ min: 1, max: 6 }), arrivals: fc.nat({ max: 40 }) }), {
+          minLength: 1,
+          maxLength: 200,
+        }),
+        (pageSize, openFlags, ticks) => {
+          const at = (ms: number) => new Date(Date.UTC(2026, 10, 1) + ms * 1_000);
+          // Index 0 is the newest row; created_at in seconds, some of them shared by two rows.
+          let rows = openFlags.map((open, i) => ({
+            id: `r${i}`,
+            createdAt: Math.floor((openFlags.length - i) / 2),
+            open,
+          }));
+          let next = openFlags.length;
+          const openIds = new Set(rows.filter((r) => r.open).map((r) => r.id));
+          if (openIds.size === 0) return;
+          let current: ListRound | null = null;
+          const seenInRound = new Set<string>();
+          let pagesRead = 0;
+          let arrivals = 0;
+          let startDepth = 0;
+          for (const tick of ticks) {
+            const oldest = Math.min(...rows.filter((r) => r.open).map((r) => r.createdAt));
+            const reach = {
+              oldestCreatedAt: at(oldest),
+              depth: rows.filter((r) => r.createdAt >= oldest).length,
+              oldestIds: rows.filter((r) => r.open && r.createdAt === oldest).map((r) => r.id),
+            };
+            if (current === null) startDepth = reach.depth;
+            const plan = planIntentSweep(
+              input({ round: current, pageBudget: tick.budget, pageSize, reach, newestCreatedAt: null }),
+            );
+            let order = LIST_ORDER_START;
+            const seenThisTick = new Set<string>();
+            let page = plan.round.nextPage;
+            let completed = false;
+            for (; page < plan.round.nextPage + plan.maxPages; page++) {
+              const records = rows.slice(page * pageSize, (page + 1) * pageSize);
+              pagesRead++;
+              for (const r of records) {
+                seenThisTick.add(r.id);
+                seenInRound.add(r.id);
+              }
+              order = followListOrder(
+                order,
+                records.map((r) => ({ createdAt: at(r.createdAt) })),
+              );
+              const last = (page + 1) * pageSize >= rows.length;
+              const oldestSeen = {
+                createdAt: reach.oldestCreatedAt,
+                ids: reach.oldestIds,
+                seen: seenThisTick,
+              };
+              if (last || sweepReachedStop(order, plan.stopBelow, oldestSeen)) {
+                completed = true;
+                page++;
+                break;
+              }
+            }
+            current = advanceRound(plan.round, {
+              nextPage: page,
+              completed,
+              newestSeen: null,
+              failedFirstSights: [],
+              failed: false,
+            });
+            if (current === null) {
+              for (const id of openIds) expect(seenInRound.has(id)).toBe(true);
+              expect(pagesRead).toBeLessThanOrEqual(Math.ceil((startDepth + arrivals) / pageSize) + 1);
+              return;
+            }
+            // New intents arrive at the top (closed ones: those open at the start are the ones checked).
+            const fresh = Array.from({ length: tick.arrivals }, () => ({
+              id: `r${next++}`,
+              createdAt: (rows[0]?.createdAt ?? 0) + 1,
+              open: false,
+            }));
+            rows = [...fresh.reverse(), ...rows];
+            arrivals += tick.arrivals;
+          }
+        },
+      ),
+    );
+  });
+});
+
 describe('following the list order', () => {
   it('tracks the newest record seen and the last one read', () => {
     const order = followListOrder(LIST_ORDER_START, [{ createdAt: T(30) }, {}, { createdAt: T(20) }]);
@@ -203,7 +298,14 @@ describe('the discovery horizon after a sweep', () => {
 
 describe('a full round beside the open round', () => {
   const split = (pageBudget: number, over: Partial<Parameters<typeof splitListPages>[0]> = {}) =>
-    splitListPages({ pageBudget, fullRound: true, hasHorizon: true, ticking: true, ...over });
+    splitListPages({
+      pageBudget,
+      fullRound: true,
+      hasHorizon: true,
+      ticking: true,
+      fullRoundShare: INTENT_PASS_TUNING.fullRoundShare,
+      ...over,
+    });
   it('no full round: every page to the open round', () => {
     expect(split(10, { fullRound: false })).toEqual({ open: 10, full: 0 });
   });
@@ -222,7 +324,7 @@ describe('a full round beside the open round', () => {
         const { open, full } = split(pages);
         expect(open + full).toBe(pages);
         expect(open).toBeGreaterThanOrEqual(1);
-        expect(full).toBeLessThanOrEqual(Math.ceil(pages * FULL_ROUND_SHARE));
+        expect(full).toBeLessThanOrEqual(Math.ceil(pages * INTENT_PASS_TUNING.fullRoundShare));
       }),
     );
   });

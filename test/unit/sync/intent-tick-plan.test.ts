@@ -1,15 +1,16 @@
 import fc from 'fast-check';
+import { INTENT_PASS_TUNING } from '../../../src/streams/payment-intents/tuning.js';
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_FULL_FORM_SHARE,
   dueLookupLimit,
   earnFullFormCredit,
   fullFormReserve,
   maxRoundRows,
-  MIN_ROUND_TICK_GAP_MS,
   fullSweepDue,
   intentPassStatus,
+  lateStartCatchUp,
   nextTickStartMs,
+  slotRemainderCap,
   tickBudget,
   tickIntervalMs,
   type TickPacing,
@@ -22,6 +23,7 @@ const pacing = (overrides: Partial<TickPacing> = {}): TickPacing => ({
   passEveryMs: 5_000,
   rateLimitRps: 10,
   pollShare: 0.5,
+  minRoundTickGapMs: INTENT_PASS_TUNING.minRoundTickGapMs,
   ...overrides,
 });
 
@@ -132,7 +134,11 @@ describe('the full-form reserve: by-id reads within a bounded share of the reque
       const split = fullFormReserve(credit, { budget: 5, demand: true });
       expect(split.pageBudget + split.reserve).toBe(5);
       reserves.push(split.reserve);
-      credit = earnFullFormCredit(split.credit, { requests: 5, share: DEFAULT_FULL_FORM_SHARE, budget: 5 });
+      credit = earnFullFormCredit(split.credit, {
+        requests: 5,
+        share: INTENT_PASS_TUNING.fullFormShare,
+        budget: 5,
+      });
     }
     expect(reserves).toEqual([0, 0, 1, 0, 1, 0]);
   });
@@ -183,7 +189,7 @@ describe('ticks that read a list round follow at the allowance pace', () => {
     });
     expect(next).toBe(400);
   });
-  it('never closer than MIN_ROUND_TICK_GAP_MS, and never faster than the allowance', () => {
+  it('never closer than minRoundTickGapMs, and never faster than the allowance', () => {
     expect(
       nextTickStartMs(pacing(), {
         passStartedMs: 0,
@@ -192,7 +198,7 @@ describe('ticks that read a list round follow at the allowance pace', () => {
         budget: 5,
         readRound: true,
       }),
-    ).toBe(MIN_ROUND_TICK_GAP_MS);
+    ).toBe(INTENT_PASS_TUNING.minRoundTickGapMs);
     expect(
       nextTickStartMs(pacing(), {
         passStartedMs: 0,
@@ -205,10 +211,132 @@ describe('ticks that read a list round follow at the allowance pace', () => {
   });
 });
 
+describe('a tick that starts late reads what the allowance paid for meanwhile', () => {
+  it('0.4 s late at 5 requests/s: 2 more; on time or first: none; at most one interval', () => {
+    const late = (startedMs: number, plannedStartMs: number | null = 1_000) =>
+      lateStartCatchUp(pacing(), { plannedStartMs, startedMs, budget: 5 });
+    expect(late(1_400)).toBe(2);
+    expect(late(1_000)).toBe(0);
+    expect(late(900)).toBe(0);
+    expect(late(1_400, null)).toBe(0);
+    expect(late(9_000)).toBe(5);
+  });
+
+  // Requests per ms the pacing keeps to: the tick budget over its interval, at least the share.
+  const allowancePerMs = (plan: TickPacing) =>
+    Math.max(plan.rateLimitRps * plan.pollShare, tickBudget(plan) / (plan.tickEveryMs / 1000)) / 1000;
+
+  // A pass whose ticks spend budget + catch-up each, and run for arbitrary times.
+  const simulate = (durations: readonly number[], plan: TickPacing) => {
+    let plannedStartMs: number | null = null;
+    let startedMs = 0;
+    let spent = 0;
+    const ticks: { startedMs: number; nextMs: number; spent: number }[] = [];
+    for (const duration of durations) {
+      const budget = tickBudget(plan);
+      const requests = budget + lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+      const nextMs = nextTickStartMs(plan, {
+        passStartedMs: 0,
+        tickStartedMs: startedMs,
+        requests,
+        budget,
+        readRound: true,
+      });
+      if (nextMs === null) break;
+      ticks.push({ startedMs, nextMs, spent: spent + requests });
+      spent += requests;
+      plannedStartMs = nextMs;
+      startedMs = Math.max(nextMs, startedMs + duration);
+    }
+    return ticks;
+  };
+
+  it('never above the allowance: whatever the ticks took, what was spent before a tick starts is paid for by then', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 5_000 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 50 }),
+        (durations, rateLimitRps) => {
+          const plan = pacing({ slotMs: 1_000_000, rateLimitRps });
+          const rate = allowancePerMs(plan);
+          for (const tick of simulate(durations, plan))
+            expect(tick.spent).toBeLessThanOrEqual(rate * tick.nextMs * (1 + 1e-9) + 1e-6);
+        },
+      ),
+    );
+  });
+
+  it('at the allowance while no tick runs past twice its planned length: slow ticks do not slow the rounds', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 50 }),
+        (fractions, rateLimitRps) => {
+          const plan = pacing({ slotMs: 1_000_000, rateLimitRps });
+          const rate = allowancePerMs(plan);
+          // Up to twice the time the allowance takes to pay for a tick's budget.
+          const durations = fractions.map((f) => (f * 2 * tickBudget(plan)) / rate);
+          for (const [i, tick] of simulate(durations, plan).entries())
+            // With its catch-up, a tick has spent what the time up to its start paid for (up to a
+            // request lost to rounding per tick).
+            expect(tick.spent).toBeGreaterThanOrEqual(rate * tick.startedMs - (i + 1) - 1e-6);
+        },
+      ),
+    );
+  });
+});
+
+describe('a pass spends within its slot', () => {
+  it('the last tick spends what the time left in the slot pays for (at least one); a pass of one tick is not capped', () => {
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 4_200, budget: 5 })).toBe(4);
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 4_990, budget: 5 })).toBe(1);
+    expect(slotRemainderCap(pacing(), { passStartedMs: 0, tickStartedMs: 0, budget: 5 })).toBe(25);
+    expect(slotRemainderCap(pacing({ slotMs: 0 }), { passStartedMs: 0, tickStartedMs: 0 })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+  it('whatever the ticks took and however they caught up, a pass spends no more than its slot pays for (+1)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 3_000 }), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat({ max: 4 }), { minLength: 30, maxLength: 30 }),
+        fc.integer({ min: 1, max: 50 }),
+        (durations, short, rateLimitRps) => {
+          const plan = pacing({ rateLimitRps });
+          const budget = tickBudget(plan);
+          const rate = Math.max(rateLimitRps * plan.pollShare, budget / (plan.tickEveryMs / 1000));
+          let plannedStartMs: number | null = null;
+          let startedMs = 0;
+          let spent = 0;
+          for (const [i, duration] of durations.entries()) {
+            const want = budget + lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+            const cap = slotRemainderCap(plan, { passStartedMs: 0, tickStartedMs: startedMs, budget });
+            // A tick may spend less than it may (a round that ended early).
+            const requests = Math.max(1, Math.min(cap, want) - (short[i] ?? 0));
+            spent += requests;
+            const next = nextTickStartMs(plan, {
+              passStartedMs: 0,
+              tickStartedMs: startedMs,
+              requests,
+              budget,
+              readRound: true,
+            });
+            if (next === null) break;
+            plannedStartMs = next;
+            startedMs = Math.max(next, startedMs + duration);
+          }
+          expect(spent).toBeLessThanOrEqual((rate * plan.slotMs) / 1000 + 1);
+        },
+      ),
+    );
+  });
+});
+
 describe('how deep a round reaches', () => {
   it('what the share reads in a minute: 5/s at page 500 covers 150,000 rows, at page 50 15,000', () => {
-    expect(maxRoundRows({ shareRps: 5, pageSize: 500 })).toBe(150_000);
-    expect(maxRoundRows({ shareRps: 5, pageSize: 50 })).toBe(15_000);
-    expect(maxRoundRows({ shareRps: 0, pageSize: 0 })).toBe(1);
+    const reachSeconds = INTENT_PASS_TUNING.roundReachSeconds;
+    expect(maxRoundRows({ shareRps: 5, pageSize: 500, reachSeconds })).toBe(150_000);
+    expect(maxRoundRows({ shareRps: 5, pageSize: 50, reachSeconds })).toBe(15_000);
+    expect(maxRoundRows({ shareRps: 0, pageSize: 0, reachSeconds })).toBe(1);
   });
 });
