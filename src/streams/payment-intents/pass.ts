@@ -60,11 +60,16 @@ export async function runPaymentIntentsPass(
   let plannedStartMs: number | null = null;
   for (;;) {
     const tickStartedMs = clock.now().getTime();
+    const catchUp = lateStartCatchUp(pacing, {
+      plannedStartMs,
+      startedMs: tickStartedMs,
+      budget: last?.budget,
+    });
     last = await runIntentTick(deps, settings, {
       shareBudget: tickBudget(pacing),
       intervalMs: tickIntervalMs(pacing),
       carry,
-      catchUp: lateStartCatchUp(pacing, { plannedStartMs, startedMs: tickStartedMs, budget: last?.budget }),
+      catchUp,
       cap: slotRemainderCap(pacing, { passStartedMs, tickStartedMs, budget: last?.budget }),
     });
     ticks++;
@@ -73,7 +78,8 @@ export async function runPaymentIntentsPass(
     const nextTickMs = nextTickStartMs(pacing, {
       passStartedMs,
       tickStartedMs,
-      requests: last.stats.requests,
+      // The catch-up spent time already past: only the rest is paced from this tick's start.
+      requests: Math.max(0, last.stats.requests - catchUp),
       budget: last.budget,
       readRound: last.readRound,
     });

@@ -234,11 +234,12 @@ describe('a tick that starts late reads what the allowance paid for meanwhile', 
     const ticks: { startedMs: number; nextMs: number; spent: number }[] = [];
     for (const duration of durations) {
       const budget = tickBudget(plan);
-      const requests = budget + lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+      const catchUp = lateStartCatchUp(plan, { plannedStartMs, startedMs, budget });
+      const requests = budget + catchUp;
       const nextMs = nextTickStartMs(plan, {
         passStartedMs: 0,
         tickStartedMs: startedMs,
-        requests,
+        requests: requests - catchUp, // as pass.ts: the catch-up paid for time already past
         budget,
         readRound: true,
       });
@@ -278,8 +279,8 @@ describe('a tick that starts late reads what the allowance paid for meanwhile', 
           const durations = fractions.map((f) => (f * 2 * tickBudget(plan)) / rate);
           for (const [i, tick] of simulate(durations, plan).entries())
             // With its catch-up, a tick has spent what the time up to its start paid for (up to a
-            // request lost to rounding per tick).
-            expect(tick.spent).toBeGreaterThanOrEqual(rate * tick.startedMs - (i + 1) - 1e-6);
+            // request lost to rounding per tick, and a thousandth of one for float error).
+            expect(tick.spent).toBeGreaterThanOrEqual(rate * tick.startedMs - (i + 1) - 1e-3);
         },
       ),
     );
