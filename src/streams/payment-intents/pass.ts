@@ -21,6 +21,18 @@ export interface PaymentIntentsPassOptions extends Partial<IntentPassTuning> {
   schedule?: PollSchedulePolicy;
 }
 
+/** The tick pacing of a pass: its slot and tick interval, the pass schedule and the intents' share. */
+function tickPacingOf(settings: IntentPassSettings, config: StreamDeps<PartnerApi>['config']): TickPacing {
+  return {
+    slotMs: settings.slotMs,
+    tickEveryMs: settings.tickEveryMs,
+    passEveryMs: config.schedules.paymentIntentsMs,
+    rateLimitRps: config.api.rateLimitRps,
+    pollShare: config.intents.pollShare,
+    minRoundTickGapMs: settings.minRoundTickGapMs,
+  };
+}
+
 /**
  * One pass over payment intents: ticks, each reading the next pages of the list round (newest
  * first, continued across ticks: every open intent is seen once per round) that discovers new
@@ -44,14 +56,7 @@ export async function runPaymentIntentsPass(
   };
   // The first tick of a pass may read one full form; then `share` of the requests spent.
   const carry: TickCarry = { fullFormCredit: 1 };
-  const pacing: TickPacing = {
-    slotMs: settings.slotMs,
-    tickEveryMs: settings.tickEveryMs,
-    passEveryMs: config.schedules.paymentIntentsMs,
-    rateLimitRps: config.api.rateLimitRps,
-    pollShare: config.intents.pollShare,
-    minRoundTickGapMs: settings.minRoundTickGapMs,
-  };
+  const pacing = tickPacingOf(settings, config);
   const passStartedMs = clock.now().getTime();
   const totals = emptyTickStats();
   const aborted = () => signal?.aborted === true;
