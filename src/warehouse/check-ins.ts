@@ -155,10 +155,20 @@ export function checkInInsert(
   };
 }
 
-/** The error of checkInInsert's statement when an id of the page is already held. */
+/**
+ * The error of checkInInsert's statement when an id of the page is already held: a unique
+ * violation of the directory's key or of a check_ins partition's (whichever of the statement's two
+ * inserts meets the stored id first).
+ */
 export function isHeldIdConflict(error: unknown): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === '23505' && e.constraint === 'check_in_ids_pkey';
+  const e = error as { code?: unknown; table?: unknown; constraint?: unknown } | null;
+  return (
+    e?.code === '23505' &&
+    typeof e.table === 'string' &&
+    /^check_in(_ids|s\w*)$/.test(e.table) &&
+    typeof e.constraint === 'string' &&
+    e.constraint.endsWith('_pkey')
+  );
 }
 
 /** checkInUpsert's CTEs for the ids the directory holds: moves, then the guarded upsert. */
