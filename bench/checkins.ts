@@ -10,7 +10,8 @@
 // the bench's own throw-away cluster (bench/lib/bench-postgres.ts), so its CPU per phase is all
 // of Postgres's and nobody else's; each phase also reports pg_stat_statements' buffer counters.
 //
-//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof]
+//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--backfill-only]
+//     [--worker-flags '<V8 flags for the backfill child>']
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -49,6 +50,8 @@ const { values: args } = parseArgs({
     'check-ins': { type: 'string' },
     full: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    /** Only phase 1 (the backfill), printed and not written to the results file: for quick trials. */
+    'backfill-only': { type: 'boolean', default: false },
     /** V8 flags for the backfill child only (e.g. `--max-semi-space-size=2`), as a worker would be started. */
     'worker-flags': { type: 'string', default: '' },
   },
@@ -177,6 +180,15 @@ async function main(): Promise<void> {
       );
     }
     const windows = (await windowsInRange(warehouse.db, {}, ['complete'])).map(windowOf);
+    if (args['backfill-only']) {
+      const { value: b, postgresCpuSeconds } = backfill;
+      process.stdout.write(
+        `backfill only: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s, postgres ${postgresCpuSeconds.toFixed(1)} s; ` +
+          `RSS baseline ${mb(b.baselineRssBytes)}, peak ${mb(b.peakRssBytes)}, heap peak ${mb(b.heapUsedPeakBytes)}; ` +
+          `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands\n`,
+      );
+      return;
+    }
 
     progress(`2/5 bare fetch loop over the same ${windows.length} windows`);
     const bareCpuBefore = cpuSeconds();

@@ -11,6 +11,7 @@ import * as checkinsDailyRollup from './20261126_0009_checkins_daily_rollup.js';
 import * as schemaDriftAndEvents from './20261126_0011_schema_drift_and_events.js';
 import * as freshness from './20261126_0012_freshness.js';
 import * as checkinsSettledMedians from './20261127_0013_checkins_settled_medians.js';
+import * as checkinsMedianFunction from './20261127_0014_checkins_median_function.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '20261126_0011_schema_drift_and_events': schemaDriftAndEvents,
   '20261126_0012_freshness': freshness,
   '20261127_0013_checkins_settled_medians': checkinsSettledMedians,
+  '20261127_0014_checkins_median_function': checkinsMedianFunction,
 };

@@ -6,7 +6,12 @@ import {
   type LevelWithSilent,
   type Logger,
 } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+
+// pino-pretty is for a person at a terminal: loaded only then (9 MB of RSS a worker writing JSON
+// lines does not need, issue 39). It is a CommonJS package, so `require` loads it synchronously.
+const require = createRequire(import.meta.url);
+type PinoPretty = typeof import('pino-pretty');
 
 export type { Logger } from 'pino';
 
@@ -82,6 +87,7 @@ export function createLogger(options: LoggerOptions): Logger {
   };
   if (pretty) {
     // In this thread (not a transport's worker): a progress bar's terminal sink sees every line.
+    const pinoPretty = require('pino-pretty') as PinoPretty;
     const stream = pinoPretty({ colorize, destination: options.destination ?? 2, sync: true });
     return withMergedChildBindings(pino(base, stream));
   }

@@ -1,7 +1,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CheckIn, Location } from '../records/index.js';
 import type { Window } from '../sync/windows.js';
-import { checkInUpsert, refreshRefusedSightings, writeCheckIns } from './check-ins.js';
+import {
+  checkInInsert,
+  checkInUpsert,
+  isHeldIdConflict,
+  refreshRefusedSightings,
+  writeCheckIns,
+} from './check-ins.js';
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
 import { heldLeasesQuery, leaseFenceOf } from './leases.js';
@@ -39,6 +45,17 @@ export interface CheckInPageCommit {
   firstMet: readonly Rejection[];
   checkpoint: Omit<PageProgress, 'rejected'>;
   seenAt: Date;
+  /**
+   * The caller expects every id of the page to be new (a window's first read): its rows are
+   * inserted by checkInInsert's statement, and written by the upsert only if an id turns out to
+   * be held. Absent or false: the upsert.
+   */
+  expectNewIds?: boolean;
+}
+
+/** What commitCheckInPage found: `heldIds` when a page expected new showed an id already stored. */
+export interface CheckInPageCommitted {
+  heldIds: boolean;
 }
 
 /**
@@ -53,10 +70,24 @@ export interface CheckInPageCommit {
  * locked FOR KEY SHARE: a renewal never waits for it) and both writes conditional on it. A lost lease writes nothing and throws
  * LeaseLostError; a window row that took no checkpoint throws WindowGoneError.
  */
-export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
+export async function commitCheckInPage(
+  db: Kysely<DB>,
+  page: CheckInPageCommit,
+): Promise<CheckInPageCommitted> {
   if (page.locations.length === 0 && page.rejections.length === 0) {
-    await commitInOneStatement(db, page);
-    return;
+    if (page.expectNewIds === true) {
+      try {
+        await commitInOneStatement(db, page, checkInInsert);
+        return { heldIds: false };
+      } catch (error) {
+        // The statement wrote nothing (one implicit transaction): the page takes the upsert.
+        if (!isHeldIdConflict(error)) throw error;
+      }
+      await commitInOneStatement(db, page, checkInUpsert);
+      return { heldIds: true };
+    }
+    await commitInOneStatement(db, page, checkInUpsert);
+    return { heldIds: false };
   }
   await db.transaction().execute(async (trx) => {
     await relaxCommitDurability(trx);
@@ -74,9 +105,14 @@ export async function commitCheckInPage(db: Kysely<DB>, page: CheckInPageCommit)
     ).length;
     await recordPage(trx, page.window, { ...page.checkpoint, rejected });
   });
+  return { heldIds: false };
 }
 
-async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Promise<void> {
+async function commitInOneStatement(
+  db: Kysely<DB>,
+  page: CheckInPageCommit,
+  rowWrites: typeof checkInUpsert,
+): Promise<void> {
   const fence = leaseFenceOf(db);
   const leases = fence?.leases ?? [];
   // The statement carries its own lease check: run it as it is, not wrapped by the fenced database.
@@ -85,7 +121,7 @@ async function commitInOneStatement(db: Kysely<DB>, page: CheckInPageCommit): Pr
     leases.length === 0
       ? sql<boolean>`true`
       : sql<boolean>`(select count(*) from lease_check) = ${leases.length}`;
-  const upsert = checkInUpsert(page.checkIns, page.seenAt, held);
+  const upsert = rowWrites(page.checkIns, page.seenAt, held);
   // Rows only: no rejection on this page.
   const checkpoint = pageCheckpoint(plain, page.window, { ...page.checkpoint, rejected: 0 }, held).returning(
     sql`1`.as('one'),

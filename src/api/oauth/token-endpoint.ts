@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodeJwt } from 'jose';
+// The decoder alone: the package's index loads all of JOSE (8 MB of a worker's RSS, issue 39).
+import { decodeJwt } from 'jose/jwt/decode';
 import type { OAuthConfig } from '../../config/config.js';
 import { headerValue, type RawResponse } from '../classify-response.js';
 import {

@@ -18,7 +18,7 @@ export async function pageToEnd(
   row: SyncWindow,
 ): Promise<{ requests: number; rows: number; split?: Window[] }> {
   const reader = new WindowPageReader(deps, window);
-  const committer = new WindowPageCommitter(deps, window);
+  const committer = new WindowPageCommitter(deps, window, { firstRead: row.completed_at === null });
   let cursor: KeysetCursor = { before: row.cursor_before?.getTime() ?? window.end, page: row.cursor_page };
   let firstOfAttempt = row.first_total_count === null && cursor.page === 0 && cursor.before === window.end;
   let rows = 0;

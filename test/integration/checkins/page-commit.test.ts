@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { commitCheckInPage, type CheckInPageCommit } from '../../../src/warehouse/check-in-pages.js';
@@ -116,5 +117,41 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
       svc_pay_enabled: false,
       last_seen_at: newer,
     });
+  });
+
+  it('a page expected new takes the plain insert; an id already stored (moved here) makes it take the upsert, with the same result', async () => {
+    const rows = checkIns(3);
+    expect(await commitCheckInPage(t.db, page(rows, { expectNewIds: true }))).toEqual({ heldIds: false });
+    const [first] = rows;
+    // The same visit read again with another start (moved within the window) and an end, beside a new one.
+    const moved = {
+      ...first!,
+      createdAt: new Date('2024-05-01T18:59:00Z'),
+      endedAt: new Date('2024-05-01T20:00:00Z'),
+    };
+    const later = new Date(seenAt.getTime() + 60_000);
+    const [fresh] = checkIns(1);
+    const result = await commitCheckInPage(
+      t.db,
+      page([moved, fresh!], {
+        expectNewIds: true,
+        seenAt: later,
+        checkpoint: { ...page([]).checkpoint, now: later },
+      }),
+    );
+    expect(result).toEqual({ heldIds: true });
+    const copies = await t.db
+      .selectFrom('rewards.check_ins')
+      .select(['created_at', 'ended_at', 'first_seen_at', 'last_seen_at'])
+      .where('id', '=', first!.id)
+      .execute();
+    expect(copies).toEqual([
+      { created_at: moved.createdAt, ended_at: moved.endedAt, first_seen_at: seenAt, last_seen_at: later },
+    ]);
+    const { rows: directory } = await sql<{ created_at: Date }>`
+      select created_at from rewards.check_in_ids where id in (${first!.id}, ${fresh!.id})`.execute(t.db);
+    expect(directory.map((d) => d.created_at.getTime()).sort()).toEqual(
+      [moved.createdAt.getTime(), fresh!.createdAt.getTime()].sort(),
+    );
   });
 });

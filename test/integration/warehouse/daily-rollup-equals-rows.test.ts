@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import {
+  checkInInsert,
+  isHeldIdConflict,
   refreshRefusedSightings,
   unseenWindowRows,
   upsertCheckInPage,
@@ -61,6 +63,8 @@ const operation = fc.oneof(
       kind: fc.constant('page' as const),
       rows: fc.array(record, { minLength: 1, maxLength: 8 }),
       stale: fc.boolean(),
+      // A first read's plain insert (commitCheckInPage's expectNewIds), the upsert when an id is held.
+      plain: fc.boolean(),
     }),
   },
   {
@@ -128,7 +132,16 @@ describe('check_ins_daily is maintained incrementally and equals a from-scratch 
       if (op.kind === 'page') {
         // A stale read (older than the last write) must change nothing, rollup included.
         const seenAt = new Date(T0 + (op.stale ? tick - 8 : tick) * 1000);
-        await upsertCheckInPage(t.db, op.rows.map(toCheckIn), seenAt);
+        const rows = op.rows.map(toCheckIn);
+        if (op.plain) {
+          try {
+            await sql`with ${sql.join(checkInInsert(rows, seenAt)!.ctes)} select 1`.execute(t.db);
+            continue;
+          } catch (error) {
+            if (!isHeldIdConflict(error)) throw error;
+          }
+        }
+        await upsertCheckInPage(t.db, rows, seenAt);
       } else if (op.kind === 'mark-deleted') {
         const day = DAYS[op.day]!;
         const window = { start: new Date(day), end: new Date(day + DAY_MS) };
