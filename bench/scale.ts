@@ -15,7 +15,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { loadConfig, secretValues, type Config } from '../src/config/config.js';
+import { loadConfig, type Config } from '../src/config/config.js';
+import { secretValues } from '../src/config/secret-values.js';
 import { renderStatusPage } from '../src/http/status-page.js';
 import { createLogger } from '../src/log.js';
 import { createPipelineRuntime } from '../src/runtime/pipeline.js';
@@ -25,7 +26,7 @@ import { runCheckinsPass } from '../src/streams/checkins/pass.js';
 import { probeWindow } from '../src/streams/checkins/window-check.js';
 import { monthStart } from '../src/sync/retention.js';
 import { compareRollupWithRows } from '../src/warehouse/check-ins-daily.js';
-import { windowsInRange } from '../src/warehouse/sync-windows.js';
+import { windowsInRange } from '../src/warehouse/sync-window-reads.js';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { timePartitionMigration } from './lib/migration-time.js';
 import { atMost, formatTable, writeJson, type Figure } from './lib/report.js';

@@ -3,7 +3,8 @@
 // resident memory sampled while it runs. The configuration comes from the environment the
 // bench passes, through loadConfig like every other entry point.
 
-import { loadConfig, secretValues } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import { secretValues } from '../../src/config/secret-values.js';
 import { createLogger } from '../../src/log.js';
 import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import { runCheckinsPass } from '../../src/streams/checkins/pass.js';

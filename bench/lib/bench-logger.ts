@@ -1,4 +1,5 @@
-import { secretValues, type Config } from '../../src/config/config.js';
+import { type Config } from '../../src/config/config.js';
+import { secretValues } from '../../src/config/secret-values.js';
 import { createLogger, type Logger } from '../../src/log.js';
 
 /** The pipeline's logger for a bench: plain JSON on stderr (stdout is the report), secrets redacted. */

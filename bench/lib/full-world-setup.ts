@@ -13,7 +13,7 @@ import { deleteKeysWithPrefix } from '../../src/redis/delete-keys.js';
 import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { runStreamPass } from '../../src/streams/passes.js';
-import type { StreamName } from '../../src/streams/registry.js';
+import type { StreamName } from '../../src/sync/stream-facts.js';
 import type { DB } from '../../src/warehouse/schema.js';
 import { createTokenStore } from '../../src/warehouse/oauth-tokens.js';
 

@@ -2,7 +2,8 @@ import type { Clock } from '../../src/clock.js';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
 import type { CheckinsDeps } from '../../src/streams/checkins/deps.js';
 import { runCheckinsPass } from '../../src/streams/checkins/pass.js';
-import { loadCheckinsState, windowsInRange } from '../../src/warehouse/sync-windows.js';
+import { loadCheckinsState } from '../../src/warehouse/checkins-feed-state.js';
+import { windowsInRange } from '../../src/warehouse/sync-window-reads.js';
 import type { SimulatorProcess } from './simulator-process.js';
 
 // The look-back's cost at a steady feed, in simulated time. After the backfill, the simulator's

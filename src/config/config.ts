@@ -14,9 +14,6 @@ import {
   type RedisSettings,
 } from '../redis/settings.js';
 
-// Re-exported for the files of bench/, test/helpers/ and the intents' test harnesses that still
-// import them from here; everything else imports secret-values.ts (issue 42: remove once they move).
-export { secretValues, connectionPasswords } from './secret-values.js';
 import { checkedWebhookSecret, checkRetention, requireHttps, splitWebhookUrl } from './setting-checks.js';
 import { ConfigError } from './config-error.js';
 

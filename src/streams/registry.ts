@@ -15,10 +15,6 @@ import {
   type StreamDeps,
 } from './stream.js';
 
-// Re-exported for bench/lib/full-world-setup.ts, which imports the name type from here; everything
-// else imports it from src/sync/stream-facts.ts (issue 42: remove once bench/ moves).
-export type { StreamName } from '../sync/stream-facts.js';
-
 /** How a pass was started. */
 export interface PassContext {
   /**

@@ -11,13 +11,8 @@ import {
 import { storeRejections, type Rejection } from './rejected-records.js';
 import type { DB } from './schema.js';
 import { heldLeasesQuery, leaseFenceOf } from './leases.js';
-import {
-  CHECKINS_STREAM,
-  pageCheckpoint,
-  recordPage,
-  WindowGoneError,
-  type PageProgress,
-} from './sync-windows.js';
+import { pageCheckpoint, recordPage, WindowGoneError, type PageProgress } from './sync-windows.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 
 /**
  * A check-in commit need not wait for its WAL flush: if Postgres crashes, the last few commits

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Executor } from './database.js';
 import type { DB } from './schema.js';
-import { CHECKINS_STREAM } from './sync-windows.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 
 /** A (day, restaurant, location) group where check_ins_daily and the rows disagree. */
 export interface RollupDifference {

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type RawBuilder, type Transaction } from '
 import { isUuid, type CheckIn, type Location } from '../records/index.js';
 import type { Executor } from './database.js';
 import type { DB, SyncWindow } from './schema.js';
-import { CHECKINS_STREAM } from './sync-windows.js';
+import { CHECKINS_STREAM } from './sync-window-reads.js';
 import { upsertEmbeddedLocations } from './locations.js';
 
 /**

@@ -4,14 +4,6 @@ import type { DB, SyncWindow } from './schema.js';
 import type { Executor } from './database.js';
 import { CHECKINS_STREAM } from './sync-window-reads.js';
 
-// The check-in windows' transitions (rewards.sync_windows). The reads that choose which windows
-// run (sync-window-reads.ts) and the feed's own state (checkins-feed-state.ts) have their own files.
-// Re-exported only for the importers not yet moved to them (the check-in write path,
-// check-ins.ts, check-in-pages.ts and check-ins-daily.ts, and bench/); remove once they import
-// those files (issue 42).
-export { CHECKINS_STREAM, windowOf, windowsInRange } from './sync-window-reads.js';
-export { loadCheckinsState } from './checkins-feed-state.js';
-
 const toDates = (window: Window) => ({
   window_start: new Date(window.start),
   window_end: new Date(window.end),
