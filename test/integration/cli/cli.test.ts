@@ -167,10 +167,13 @@ describe('run, verify and a crash mid-window', () => {
       });
       sim.control.faults.reset();
       expect(firstRun.signal).toBe('SIGKILL');
+      // The window the kill waited for: two windows are in flight, and the other may have just
+      // started (no page, no checkpoint yet).
       const interrupted = await t.db
         .selectFrom('rewards.sync_windows')
         .selectAll()
         .where('status', '=', 'running')
+        .orderBy('pages', 'desc')
         .executeTakeFirstOrThrow();
       expect(interrupted.cursor_before).not.toBeNull();
       const pagesBefore = interrupted.pages;
