@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { memoizedByContent } from './content-memo.js';
+import { contentMemo, memoizedByContent } from './content-memo.js';
 import { recordParser, type ParseResult, type RecordParser } from './parse.js';
 import {
   fullLocationSchema,
@@ -50,10 +50,8 @@ function checkInSchema(location: z.ZodType<Location>) {
   });
 }
 
-const feedLocationSchema = memoizedByContent(fullLocationSchema, (wire, raw) =>
-  locationFromWire('full', wire, raw),
-);
-const feedCheckInSchema = checkInSchema(feedLocationSchema);
+const feedLocations = contentMemo(fullLocationSchema, (wire, raw) => locationFromWire('full', wire, raw));
+const feedCheckInSchema = checkInSchema(feedLocations.schema);
 const shortCheckInSchema = checkInSchema(
   memoizedByContent(shortLocationSchema, (wire, raw) => locationFromWire('short', wire, raw)),
 );
@@ -124,9 +122,13 @@ function knownFeedCheckIn(raw: unknown): ParseResult<CheckIn> | null {
     if (!parsed.ok) return null;
     endedAt = parsed.value;
   }
-  const parsedLocation = feedLocationSchema.safeParse(record['location']);
-  if (!parsedLocation.success) return null;
-  const location = parsedLocation.data;
+  // A location seen before, unchanged, skips zod's call (most of a page's records).
+  let location = feedLocations.remembered(record['location']);
+  if (location === undefined) {
+    const parsedLocation = feedLocations.schema.safeParse(record['location']);
+    if (!parsedLocation.success) return null;
+    location = parsedLocation.data;
+  }
   let unknownInside = locationHasUnknownFields.get(location);
   if (unknownInside === undefined) {
     unknownInside = unknownFieldsOf(record['location'], FULL_LOCATION_SHAPE) !== null;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { memoizedByContent, sameJson } from '../../../src/records/content-memo.js';
+import { contentMemo, memoizedByContent, sameJson } from '../../../src/records/content-memo.js';
 import { parseFeedCheckIn } from '../../../src/records/index.js';
 import { feedCheckIn, fullLocation } from './fixtures.js';
 
@@ -59,7 +59,31 @@ describe('embedded locations are validated once per content', () => {
   });
 });
 
+describe('contentMemo.remembered (the hot path that skips zod)', () => {
+  it('knows only what the schema accepted, and only for the same content', () => {
+    const schema = z.object({ id: z.string(), n: z.int() });
+    const memo = contentMemo(schema, (wire) => ({ ...wire }));
+    const value = { id: 'a', n: 1 };
+    expect(memo.remembered(value)).toBeUndefined();
+    const parsed = memo.schema.parse(value);
+    expect(memo.remembered({ n: 1, id: 'a' })).toBe(parsed);
+    expect(memo.remembered({ id: 'a', n: 2 })).toBeUndefined();
+    expect(memo.schema.safeParse({ id: 'b', n: 'x' }).success).toBe(false);
+    expect(memo.remembered({ id: 'b', n: 'x' })).toBeUndefined();
+  });
+});
+
 describe('sameJson', () => {
+  it('reads an own "__proto__" key as data, never as the prototype', () => {
+    const withKey = JSON.parse('{"__proto__": {}}') as unknown;
+    expect(sameJson(withKey, {})).toBe(false);
+    expect(sameJson({}, withKey)).toBe(false);
+    expect(sameJson(withKey, JSON.parse('{"__proto__": {}}'))).toBe(true);
+    expect(sameJson(JSON.parse('{"__proto__": {"a": 1}}'), JSON.parse('{"__proto__": {"a": 2}}'))).toBe(
+      false,
+    );
+  });
+
   it('is JSON equality: key order does not matter, anything else does', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
