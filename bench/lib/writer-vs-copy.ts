@@ -6,6 +6,7 @@ import type { PartnerApi } from '../../src/api/partner-api.js';
 import type { CheckIn } from '../../src/records/index.js';
 import { nextKeysetBound } from '../../src/sync/keyset-paging.js';
 import type { Window } from '../../src/sync/windows.js';
+import { CHECKINS_TUNING } from '../../src/streams/checkins/tuning.js';
 import { commitCheckInPage } from '../../src/warehouse/check-in-pages.js';
 import { insertPlannedWindows } from '../../src/warehouse/sync-windows.js';
 import type { DB } from '../../src/warehouse/schema.js';
@@ -13,8 +14,8 @@ import type { PostgresPhase } from './bench-postgres.js';
 
 // The writer against Postgres's own floor. The same pages the pipeline reads (same windows,
 // same keyset paging, real parsed records) are committed with commitCheckInPage, the
-// pipeline's page write (rows and checkpoint, one statement per page; a first read's plain
-// insert), into the empty rewards.check_ins of a fresh database; only those calls are timed. The same rows (deduplicated: ties at page edges come
+// pipeline's write (rows and checkpoint in one statement; a first read's plain insert, four pages
+// to a statement), into the empty rewards.check_ins of a fresh database; only those calls are timed. The same rows (deduplicated: ties at page edges come
 // twice) go to a CSV file that the server then loads with one `COPY ... FROM '<file>'` into an
 // identical empty table (`LIKE ... INCLUDING ALL`: same columns, keys and indexes).
 
@@ -92,15 +93,19 @@ export async function compareWriterWithCopy(options: {
   await sql`checkpoint`.execute(db);
   const writing = await phase(async () => {
     for (const window of options.windows) {
-      for await (const records of windowPages(api, window, options.pageSize)) {
-        const seenAt = new Date();
-        // As the pipeline's first read of a window writes: the rows the previous page wrote, read
-        // again at the keyset edge, are left out, and the rest takes the plain insert.
-        const fresh = records.filter((record) => !seen.has(record.id));
+      // As the pipeline's first read of a window writes (src/streams/checkins/page-commit.ts): the
+      // rows the previous page wrote, read again at the keyset edge, are left out, the rest takes
+      // the plain insert, CHECKINS_TUNING.firstReadPagesPerWrite pages to a statement with the
+      // last one's checkpoint, and the window's last pages whatever their number.
+      let held: { rows: CheckIn[]; records: number; pages: number; seenAt: Date } | null = null;
+      const writeHeld = async () => {
+        if (held === null) return;
+        const { rows, records, pages: heldPages, seenAt } = held;
+        held = null;
         const started = performance.now();
         await commitCheckInPage(db, {
           window,
-          checkIns: fresh,
+          checkIns: rows,
           expectNewIds: true,
           locations: [],
           rejections: [],
@@ -108,14 +113,24 @@ export async function compareWriterWithCopy(options: {
           checkpoint: {
             cursorBefore: new Date(window.start),
             cursorPage: 0,
-            rows: records.length,
-            apiTotalCount: records.length,
-            now: seenAt,
+            rows: records,
+            pages: heldPages,
+            apiTotalCount: records,
+            now: new Date(),
           },
           seenAt,
         });
         writerMs += performance.now() - started;
+      };
+      for await (const records of windowPages(api, window, options.pageSize)) {
+        const seenAt = new Date();
+        const fresh = records.filter((record) => !seen.has(record.id));
+        held ??= { rows: [], records: 0, pages: 0, seenAt };
+        held.rows.push(...fresh);
+        held.records += records.length;
+        held.pages++;
         pages++;
+        if (held.pages >= CHECKINS_TUNING.firstReadPagesPerWrite) await writeHeld();
         const stamp = seenAt.toISOString();
         let chunk = '';
         for (const record of fresh) {
@@ -124,6 +139,7 @@ export async function compareWriterWithCopy(options: {
         }
         if (!file.write(chunk)) await once(file, 'drain');
       }
+      await writeHeld();
     }
     // The page writes' dirty buffers are part of their cost, as the COPY's are of its.
     await sql`checkpoint`.execute(db);

@@ -63,6 +63,8 @@ export interface PageProgress {
   cursorBefore: Date;
   cursorPage: number;
   rows: number;
+  /** Pages this checkpoint covers (a first read writes several at once); 1 when absent. */
+  pages?: number;
   rejected: number;
   firstTotalCount?: number;
   apiTotalCount: number;
@@ -103,7 +105,7 @@ export function pageCheckpoint(
     .set({
       cursor_before: progress.cursorBefore,
       cursor_page: progress.cursorPage,
-      pages: sql`pages + 1`,
+      pages: sql`pages + ${progress.pages ?? 1}`,
       rows_seen: sql`rows_seen + ${progress.rows}`,
       rows_rejected: sql`rows_rejected + ${progress.rejected}`,
       ...(progress.firstTotalCount === undefined

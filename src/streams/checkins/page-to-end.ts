@@ -38,7 +38,7 @@ export async function pageToEnd(
     // The next page's bound is known now: fetch it while this page commits. Its rows cannot be
     // written before this page's checkpoint, and a crash re-fetches from that checkpoint anyway.
     if (!done) pending = reader.fetch(next);
-    rows += await committer.commit(page, { seenAt, next, firstOfAttempt });
+    rows += await committer.commit(page, { seenAt, next, firstOfAttempt, last: done });
     if (done) return { requests: reader.requests, rows };
     cursor = next;
     firstOfAttempt = false;

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from '../../../src/api/paging.js';
+import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
+import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
+import { WindowPageCommitter } from '../../../src/streams/checkins/page-commit.js';
+import { CHECKINS_TUNING } from '../../../src/streams/checkins/tuning.js';
+import { insertPlannedWindows, loadWindow } from '../../../src/warehouse/sync-windows.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
+import { createPipelineHarness, type PipelineHarness } from '../../helpers/pipeline.js';
+import { feedCheckIn } from '../../unit/records/fixtures.js';
+
+// A window's first read holds its plain pages and writes CHECKINS_TUNING.firstReadPagesPerWrite of
+// them in one statement with the last one's checkpoint (src/streams/checkins/page-commit.ts). What
+// a crash between two writes leaves must resume with no gap and no duplicate.
+
+const window = { start: Date.parse('2024-05-01T18:00:00Z'), end: Date.parse('2024-05-01T19:00:00Z') };
+const PAGE_ROWS = 5;
+const PAGES = 7;
+
+/** Seven pages of five check-ins, newest first, one minute apart, all at the fixture's location. */
+function feedPages(): { page: Page<CheckIn>; nextBefore: number }[] {
+  const pages: { page: Page<CheckIn>; nextBefore: number }[] = [];
+  for (let p = 0; p < PAGES; p++) {
+    const records = Array.from({ length: PAGE_ROWS }, (_, i) => {
+      const minute = 59 - (p * PAGE_ROWS + i);
+      const parsed = parseFeedCheckIn({
+        ...feedCheckIn(),
+        id: randomUUID(),
+        created_at: `2024-05-01T18:${String(minute).padStart(2, '0')}:00Z`,
+      });
+      if (!parsed.ok) throw new Error(parsed.rejection.reason);
+      return parsed.record;
+    });
+    pages.push({
+      page: {
+        records,
+        rejections: [],
+        pagination: {
+          totalCount: PAGES * PAGE_ROWS,
+          totalPages: PAGES,
+          currentPage: 0,
+          nextPage: p < PAGES - 1 ? 1 : null,
+          pageSize: PAGE_ROWS,
+        },
+      },
+      nextBefore: records.at(-1)!.createdAt.getTime(),
+    });
+  }
+  return pages;
+}
+
+describe("a window's first read writes its plain pages several at a time", () => {
+  let sim: RunningSimulator;
+  let t: TestDatabase;
+  let h: PipelineHarness;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 3, checkIns: 10, anchor: new Date(window.end), days: 1 });
+    t = await createTestDatabase('held_pages');
+    h = createPipelineHarness({ sim, db: t.db, label: 'held-pages' });
+    await insertPlannedWindows(t.db, [window]);
+  });
+  afterAll(async () => {
+    await h?.close();
+    await t?.drop();
+    await sim?.close();
+  });
+
+  const storedIds = async () =>
+    (await t.db.selectFrom('rewards.check_ins').select('id').execute()).map((row) => row.id);
+  const checkpoint = async () => {
+    const row = await loadWindow(t.db, window);
+    return { pages: row?.pages, rowsSeen: row?.rows_seen, cursorBefore: row?.cursor_before?.getTime() };
+  };
+
+  it('holds pages until four, checkpoints the fourth, and a read resumed after a crash stores the rest once', async () => {
+    expect(CHECKINS_TUNING.firstReadPagesPerWrite).toBe(4);
+    const pages = feedPages();
+    const commit = (committer: WindowPageCommitter, index: number, firstOfAttempt = false) => {
+      const { page, nextBefore } = pages[index]!;
+      return committer.commit(page, {
+        seenAt: new Date(),
+        next: { before: nextBefore, page: 0 },
+        firstOfAttempt,
+        last: index === PAGES - 1,
+      });
+    };
+
+    const first = new WindowPageCommitter(h.deps, window, { firstRead: true });
+    // Page 1 brings a location not yet written: it is written alone, with its checkpoint.
+    expect(await commit(first, 0, true)).toBe(PAGE_ROWS);
+    expect(await checkpoint()).toEqual({
+      pages: 1,
+      rowsSeen: PAGE_ROWS,
+      cursorBefore: pages[0]!.nextBefore,
+    });
+    // Pages 2-4 are held: nothing written, the checkpoint stays.
+    for (const index of [1, 2, 3]) expect(await commit(first, index)).toBe(0);
+    expect(await storedIds()).toHaveLength(PAGE_ROWS);
+    expect((await checkpoint()).pages).toBe(1);
+    // Page 5 makes four held: one write, the fifth page's checkpoint.
+    expect(await commit(first, 4)).toBe(4 * PAGE_ROWS);
+    expect(await checkpoint()).toEqual({
+      pages: 5,
+      rowsSeen: 5 * PAGE_ROWS,
+      cursorBefore: pages[4]!.nextBefore,
+    });
+    // Page 6 is held, then the process dies: page 6 was never checkpointed, nor stored.
+    expect(await commit(first, 5)).toBe(0);
+    expect(await storedIds()).toHaveLength(5 * PAGE_ROWS);
+
+    // The read resumes from the checkpoint (page 6) with a new committer; the last page writes
+    // whatever is held.
+    const resumed = new WindowPageCommitter(h.deps, window, { firstRead: true });
+    expect(await commit(resumed, 5)).toBe(0);
+    expect(await commit(resumed, 6)).toBe(2 * PAGE_ROWS);
+    const ids = await storedIds();
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(pages.flatMap(({ page }) => page.records.map((r) => r.id))));
+    expect(await checkpoint()).toEqual({
+      pages: PAGES,
+      rowsSeen: PAGES * PAGE_ROWS,
+      cursorBefore: pages[6]!.nextBefore,
+    });
+  });
+});
