@@ -46,11 +46,20 @@ export interface CheckInPageCommit {
    * be held. Absent or false: the upsert.
    */
   expectNewIds?: boolean;
+  /**
+   * With `expectNewIds`: when an id turns out to be held, write nothing and say so (`written`
+   * false) instead of writing the page with the upsert. The caller then writes it its own way.
+   */
+  insertOnly?: boolean;
 }
 
-/** What commitCheckInPage found: `heldIds` when a page expected new showed an id already stored. */
+/**
+ * What commitCheckInPage found: `heldIds` when a page expected new showed an id already stored;
+ * `written` false only when `insertOnly` left such a page unwritten.
+ */
 export interface CheckInPageCommitted {
   heldIds: boolean;
+  written: boolean;
 }
 
 /**
@@ -73,16 +82,17 @@ export async function commitCheckInPage(
     if (page.expectNewIds === true) {
       try {
         await commitInOneStatement(db, page, checkInInsert);
-        return { heldIds: false };
+        return { heldIds: false, written: true };
       } catch (error) {
         // The statement wrote nothing (one implicit transaction): the page takes the upsert.
         if (!isHeldIdConflict(error)) throw error;
       }
+      if (page.insertOnly === true) return { heldIds: true, written: false };
       await commitInOneStatement(db, page, checkInUpsert);
-      return { heldIds: true };
+      return { heldIds: true, written: true };
     }
     await commitInOneStatement(db, page, checkInUpsert);
-    return { heldIds: false };
+    return { heldIds: false, written: true };
   }
   await db.transaction().execute(async (trx) => {
     await relaxCommitDurability(trx);
@@ -100,7 +110,7 @@ export async function commitCheckInPage(
     ).length;
     await recordPage(trx, page.window, { ...page.checkpoint, rejected });
   });
-  return { heldIds: false };
+  return { heldIds: false, written: true };
 }
 
 async function commitInOneStatement(

@@ -9,7 +9,7 @@ import {
   embeddedLocationsCacheFor,
   type EmbeddedLocationsCache,
 } from '../../warehouse/embedded-locations-cache.js';
-import { writePageWithFallback } from '../../warehouse/page-fallback.js';
+import { isDataError, writePageWithFallback } from '../../warehouse/page-fallback.js';
 import type { Rejection } from '../../warehouse/rejected-records.js';
 import { noteSchemaDrift } from '../schema-drift.js';
 import { CHECKINS, describeWindow, type CheckinsDeps } from './deps.js';
@@ -40,10 +40,11 @@ interface HeldPage {
  * A write the database refuses is made record by record (writePageWithFallback).
  *
  * A first read holds its plain pages (check-ins only: no rejection, no location to write) and
- * writes CHECKINS_TUNING.firstReadPagesPerWrite of them in one statement with the last one's
+ * inserts CHECKINS_TUNING.firstReadPagesPerWrite of them in one statement with the last one's
  * checkpoint: the rollup triggers' per-group work and the per-statement cost are paid once for
- * them (bench/write-path-parts.ts: 4 pages a statement, 18 % less Postgres CPU). A crash loses
- * only held pages, which were never checkpointed: the read resumes before them.
+ * them (bench/write-path-parts.ts: 4 pages a statement, 18 % less Postgres CPU). When that insert
+ * cannot be (an id already stored, a value refused), the held pages are written one by one as
+ * before. A crash loses only held pages, never checkpointed: the read resumes before them.
  */
 export class WindowPageCommitter {
   readonly #rejectionsSeen = new Set<string>();
@@ -93,71 +94,92 @@ export class WindowPageCommitter {
     }
     // Pages held before this one are written first, so the checkpoints stay in order.
     const stored = this.#held.length > 0 ? await this.#writeHeld() : 0;
-    return stored + (await this.#writeOnePage(page, at, embedded));
+    const rows = this.#expectNewIds ? withoutUnchangedEdgeRows(page.records, this.#edgeRows) : null;
+    return stored + (await this.#writePage(page, at, embedded, rows));
   }
 
-  /** The held pages in one write, with the last one's checkpoint. */
+  /** Writes the pages held so far (a read that stops keeps what it fetched); returns the rows stored. */
+  async flush(): Promise<number> {
+    return this.#held.length > 0 ? this.#writeHeld() : 0;
+  }
+
+  /**
+   * The held pages: one plain insert with the last one's checkpoint when they can; otherwise
+   * (an id already stored, a value the database refuses) each page as it was read, with its own
+   * read time, which the upsert's stale-write guard compares, and its own record-by-record fallback.
+   */
   async #writeHeld(): Promise<number> {
     const held = this.#held;
     this.#held = [];
-    const records = held.flatMap((h) => h.page.records);
-    const last = held.at(-1)!;
-    const { refused } = await this.#write({
-      records,
-      toWrite: this.#expectNewIds ? held.flatMap((h) => h.rows) : null,
-      // The oldest read of the write: the stale-write guard never lets it pass for newer than it is.
-      seenAt: held[0]!.at.seenAt,
-      at: last.at,
-      firstTotalCount: held[0]!.at.firstOfAttempt ? held[0]!.page.pagination.totalCount : undefined,
-      apiTotalCount: last.page.pagination.totalCount,
-      pages: held.length,
-      embedded: [],
-      rejections: [],
-      fresh: [],
-    });
-    for (const h of held) await noteSchemaDrift(this.deps, 'check_ins', h.page.drift);
-    return this.#afterWrite(records, refused, []);
+    if (held.length > 1 && (await this.#insertTogether(held))) {
+      for (const h of held) await noteSchemaDrift(this.deps, 'check_ins', h.page.drift);
+      return held.reduce((sum, h) => sum + h.page.records.length, 0);
+    }
+    let stored = 0;
+    for (const h of held)
+      stored += await this.#writePage(h.page, h.at, [], this.#expectNewIds ? h.rows : null);
+    return stored;
   }
 
-  async #writeOnePage(
+  /** The held pages' rows in one plain insert with the last page's checkpoint; false: nothing written. */
+  async #insertTogether(held: readonly HeldPage[]): Promise<boolean> {
+    const first = held[0]!;
+    const last = held.at(-1)!;
+    try {
+      const { written, heldIds } = await commitCheckInPage(this.deps.db, {
+        window: this.window,
+        checkIns: held.flatMap((h) => h.rows),
+        locations: [],
+        rejections: [],
+        firstMet: [],
+        checkpoint: {
+          cursorBefore: new Date(last.at.next.before),
+          cursorPage: last.at.next.page,
+          rows: held.reduce((sum, h) => sum + h.page.records.length, 0),
+          pages: held.length,
+          apiTotalCount: last.page.pagination.totalCount,
+          now: last.at.seenAt,
+          ...(first.at.firstOfAttempt ? { firstTotalCount: first.page.pagination.totalCount } : {}),
+        },
+        // New rows only, stamped with the first held page's read time: any read after it may
+        // update them.
+        seenAt: first.at.seenAt,
+        expectNewIds: true,
+        insertOnly: true,
+      });
+      if (heldIds) this.#expectNewIds = false;
+      return written;
+    } catch (error) {
+      if (isDataError(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * One page with its checkpoint. `rows`: what a first read inserts (the page without its
+   * unchanged keyset-edge rows); null: the upsert writes the page's records.
+   */
+  async #writePage(
     page: Page<CheckIn>,
     at: PageCheckpoint,
     embedded: readonly Location[],
+    rows: readonly CheckIn[] | null,
   ): Promise<number> {
     const { records } = page;
     const fresh = page.rejections.filter(this.#isFresh);
-    const toWrite = this.#expectNewIds ? withoutUnchangedEdgeRows(records, this.#edgeRows) : null;
-    const total = page.pagination.totalCount;
-    const { refused } = await this.#write({
-      records,
-      toWrite,
-      seenAt: at.seenAt,
-      at,
-      firstTotalCount: at.firstOfAttempt ? total : undefined,
-      apiTotalCount: total,
-      pages: 1,
-      embedded,
-      rejections: page.rejections,
-      fresh,
-    });
+    const { refused } = await this.#write(page, at, embedded, fresh, rows);
     this.#edgeRows = refused.length === 0 ? oldestRows(records) : new Map<string, CheckIn>();
     // Committed: these need no writing on the next pages (record by record wrote its own).
     if (refused.length === 0) this.#embeddedLocations.remember(embedded, at.seenAt);
     await noteSchemaDrift(this.deps, 'check_ins', page.drift);
-    return this.#afterWrite(records, refused, fresh);
-  }
-
-  /** Counts and logs a write's refusals and rejections; returns the rows it stored. */
-  #afterWrite(records: readonly CheckIn[], refused: Rejection[], fresh: readonly Rejection[]): number {
+    fresh.push(...refused);
     if (refused.length > 0) {
-      this.#edgeRows = new Map<string, CheckIn>();
       this.deps.logger.warn(
         { window: describeWindow(this.window), refused: refused.map((r) => r.recordId) },
         'the database refused some check-ins of a page; they are in rejected_records, the rest is stored',
       );
     }
-    const rejected = fresh.length + refused.length;
-    if (rejected > 0) this.deps.metrics.recordsRejected.inc({ stream: CHECKINS }, rejected);
+    if (fresh.length > 0) this.deps.metrics.recordsRejected.inc({ stream: CHECKINS }, fresh.length);
     return records.length - refused.length;
   }
 
@@ -169,47 +191,40 @@ export class WindowPageCommitter {
     return true;
   };
 
-  #write(write: {
-    /** Every record read (a refused write is retried record by record over them). */
-    records: readonly CheckIn[];
-    /** The rows a first read inserts (null: the upsert writes `records`). */
-    toWrite: readonly CheckIn[] | null;
-    seenAt: Date;
-    at: PageCheckpoint;
-    firstTotalCount: number | undefined;
-    apiTotalCount: number;
-    pages: number;
-    embedded: readonly Location[];
-    rejections: readonly Rejection[];
-    fresh: readonly Rejection[];
-  }): Promise<{ refused: Rejection[] }> {
+  #write(
+    page: Page<CheckIn>,
+    at: PageCheckpoint,
+    embedded: readonly Location[],
+    fresh: readonly Rejection[],
+    firstReadRows: readonly CheckIn[] | null,
+  ): Promise<{ refused: Rejection[] }> {
     const { db } = this.deps;
+    const total = page.pagination.totalCount;
     return writePageWithFallback({
-      records: write.records,
+      records: page.records,
       writePage: async (rows, refusedRows) => {
-        // A fallback's last call (rows written one by one, only refusals left) takes the upsert path.
-        const toWrite = rows.length === write.records.length ? write.toWrite : null;
+        // The whole page: a first read's rows; a fallback's last call (refusals only) takes the upsert.
+        const toWrite = rows.length === page.records.length ? firstReadRows : null;
         const { heldIds } = await commitCheckInPage(db, {
           window: this.window,
           checkIns: toWrite ?? rows,
-          locations: write.embedded,
-          rejections: [...write.rejections, ...refusedRows],
-          firstMet: [...write.fresh, ...refusedRows.filter(this.#isFresh)],
+          locations: embedded,
+          rejections: [...page.rejections, ...refusedRows],
+          firstMet: [...fresh, ...refusedRows.filter(this.#isFresh)],
           checkpoint: {
-            cursorBefore: new Date(write.at.next.before),
-            cursorPage: write.at.next.page,
-            rows: write.records.length - refusedRows.length,
-            pages: write.pages,
-            apiTotalCount: write.apiTotalCount,
-            now: write.at.seenAt,
-            ...(write.firstTotalCount === undefined ? {} : { firstTotalCount: write.firstTotalCount }),
+            cursorBefore: new Date(at.next.before),
+            cursorPage: at.next.page,
+            rows: page.records.length - refusedRows.length,
+            apiTotalCount: total,
+            now: at.seenAt,
+            ...(at.firstOfAttempt ? { firstTotalCount: total } : {}),
           },
-          seenAt: write.seenAt,
+          seenAt: at.seenAt,
           expectNewIds: toWrite !== null,
         });
         if (heldIds) this.#expectNewIds = false;
       },
-      writeOne: (record) => db.transaction().execute((trx) => writeCheckIns(trx, [record], write.seenAt)),
+      writeOne: (record) => db.transaction().execute((trx) => writeCheckIns(trx, [record], at.seenAt)),
       rejectionOf: (record) => ({ recordId: record.id, payload: record.raw }),
     });
   }

@@ -23,25 +23,37 @@ export async function pageToEnd(
   let firstOfAttempt = row.first_total_count === null && cursor.page === 0 && cursor.before === window.end;
   let rows = 0;
   let pending = reader.fetch(cursor);
-  for (;;) {
-    deps.signal?.throwIfAborted();
-    const { seenAt } = pending;
-    const page = await pending.result;
-    const servedPageSize = reader.servedPageSize(page);
-    if (firstOfAttempt) {
-      const parts = await splitIfTooLarge(deps, window, page.pagination.totalCount, servedPageSize);
-      if (parts !== null) return { requests: reader.requests, rows, split: parts };
+  try {
+    return await readPages();
+  } catch (error) {
+    // A read told to stop (a shutdown deadline, a job handed back) writes the pages it holds with
+    // their checkpoint, so that the next taker does not fetch them again. Its lease may be gone
+    // already: then that write changes nothing and the pages are fetched again.
+    if (deps.signal?.aborted === true) await committer.flush().catch(() => undefined);
+    throw error;
+  }
+
+  async function readPages(): Promise<{ requests: number; rows: number; split?: Window[] }> {
+    for (;;) {
+      deps.signal?.throwIfAborted();
+      const { seenAt } = pending;
+      const page = await pending.result;
+      const servedPageSize = reader.servedPageSize(page);
+      if (firstOfAttempt) {
+        const parts = await splitIfTooLarge(deps, window, page.pagination.totalCount, servedPageSize);
+        if (parts !== null) return { requests: reader.requests, rows, split: parts };
+      }
+      const done = page.pagination.nextPage === null || page.records.length + page.rejections.length === 0;
+      const createdAts = page.records.map((record) => record.createdAt.getTime());
+      const next = advanceKeyset(cursor, createdAts, done);
+      // The next page's bound is known now: fetch it while this page commits. Its rows cannot be
+      // written before this page's checkpoint, and a crash re-fetches from that checkpoint anyway.
+      if (!done) pending = reader.fetch(next);
+      rows += await committer.commit(page, { seenAt, next, firstOfAttempt, last: done });
+      if (done) return { requests: reader.requests, rows };
+      cursor = next;
+      firstOfAttempt = false;
     }
-    const done = page.pagination.nextPage === null || page.records.length + page.rejections.length === 0;
-    const createdAts = page.records.map((record) => record.createdAt.getTime());
-    const next = advanceKeyset(cursor, createdAts, done);
-    // The next page's bound is known now: fetch it while this page commits. Its rows cannot be
-    // written before this page's checkpoint, and a crash re-fetches from that checkpoint anyway.
-    if (!done) pending = reader.fetch(next);
-    rows += await committer.commit(page, { seenAt, next, firstOfAttempt, last: done });
-    if (done) return { requests: reader.requests, rows };
-    cursor = next;
-    firstOfAttempt = false;
   }
 }
 

@@ -35,7 +35,8 @@ export const CHECKINS_TUNING = {
   /**
    * Pages of a window's first read written in one statement with the last one's checkpoint
    * (src/streams/checkins/page-commit.ts): 4 cut the write's Postgres CPU by 18 %
-   * (bench/write-path-parts.ts). A crash re-reads at most this many pages.
+   * (bench/write-path-parts.ts). Held pages are never checkpointed: a crash re-fetches them, at
+   * most this many less one.
    */
   firstReadPagesPerWrite: 4,
 } as const;

@@ -4,6 +4,7 @@ import type { Page } from '../../../src/api/paging.js';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { startSimulator, type RunningSimulator } from '../../../src/simulator/index.js';
 import { WindowPageCommitter } from '../../../src/streams/checkins/page-commit.js';
+import { commitCheckInPage } from '../../../src/warehouse/check-in-pages.js';
 import { CHECKINS_TUNING } from '../../../src/streams/checkins/tuning.js';
 import { insertPlannedWindows, loadWindow } from '../../../src/warehouse/sync-windows.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
@@ -15,11 +16,13 @@ import { feedCheckIn } from '../../unit/records/fixtures.js';
 // a crash between two writes leaves must resume with no gap and no duplicate.
 
 const window = { start: Date.parse('2024-05-01T18:00:00Z'), end: Date.parse('2024-05-01T19:00:00Z') };
+/** A second window, for the read whose held pages meet an id already stored. */
+const movedWindow = { start: Date.parse('2024-05-01T19:00:00Z'), end: Date.parse('2024-05-01T20:00:00Z') };
 const PAGE_ROWS = 5;
 const PAGES = 7;
 
 /** Seven pages of five check-ins, newest first, one minute apart, all at the fixture's location. */
-function feedPages(): { page: Page<CheckIn>; nextBefore: number }[] {
+function feedPages(hour = 18): { page: Page<CheckIn>; nextBefore: number }[] {
   const pages: { page: Page<CheckIn>; nextBefore: number }[] = [];
   for (let p = 0; p < PAGES; p++) {
     const records = Array.from({ length: PAGE_ROWS }, (_, i) => {
@@ -27,7 +30,7 @@ function feedPages(): { page: Page<CheckIn>; nextBefore: number }[] {
       const parsed = parseFeedCheckIn({
         ...feedCheckIn(),
         id: randomUUID(),
-        created_at: `2024-05-01T18:${String(minute).padStart(2, '0')}:00Z`,
+        created_at: `2024-05-01T${hour}:${String(minute).padStart(2, '0')}:00Z`,
       });
       if (!parsed.ok) throw new Error(parsed.rejection.reason);
       return parsed.record;
@@ -59,7 +62,7 @@ describe("a window's first read writes its plain pages several at a time", () =>
     sim = await startSimulator({ seed: 3, checkIns: 10, anchor: new Date(window.end), days: 1 });
     t = await createTestDatabase('held_pages');
     h = createPipelineHarness({ sim, db: t.db, label: 'held-pages' });
-    await insertPlannedWindows(t.db, [window]);
+    await insertPlannedWindows(t.db, [window, movedWindow]);
   });
   afterAll(async () => {
     await h?.close();
@@ -122,6 +125,57 @@ describe("a window's first read writes its plain pages several at a time", () =>
       pages: PAGES,
       rowsSeen: PAGES * PAGE_ROWS,
       cursorBefore: pages[6]!.nextBefore,
+    });
+  });
+  it('held pages that meet an id already stored are written one by one, each stamped with its own read time', async () => {
+    const pages = feedPages(19);
+    // Page 3's second check-in is already stored (an id another window wrote, moved here since).
+    const stored = pages[2]!.page.records[1]!;
+    await commitCheckInPage(t.db, {
+      window: movedWindow,
+      checkIns: [{ ...stored, endedAt: null }],
+      locations: [],
+      rejections: [],
+      firstMet: [],
+      checkpoint: {
+        cursorBefore: new Date(movedWindow.end),
+        cursorPage: 0,
+        rows: 0,
+        apiTotalCount: 0,
+        now: new Date(0),
+      },
+      seenAt: new Date(0),
+    });
+    const committer = new WindowPageCommitter(h.deps, movedWindow, { firstRead: true });
+    const readAt = pages.map((_, i) => new Date(Date.UTC(2024, 4, 2, 0, 0, i)));
+    let total = 0;
+    for (const [index, { page, nextBefore }] of pages.entries())
+      total += await committer.commit(page, {
+        seenAt: readAt[index]!,
+        next: { before: nextBefore, page: 0 },
+        firstOfAttempt: index === 0,
+        last: index === PAGES - 1,
+      });
+    expect(total).toBe(PAGES * PAGE_ROWS);
+    const rows = await t.db
+      .selectFrom('rewards.check_ins')
+      .select(['id', 'last_seen_at', 'ended_at'])
+      .where('created_at', '>=', new Date(movedWindow.start))
+      .where('created_at', '<', new Date(movedWindow.end))
+      .execute();
+    expect(rows).toHaveLength(PAGES * PAGE_ROWS);
+    const lastSeen = new Map(rows.map((row) => [row.id, row.last_seen_at.getTime()]));
+    // The stored id took this read's values (its end), stamped with its page's read time.
+    expect(rows.find((row) => row.id === stored.id)?.ended_at).toEqual(stored.endedAt);
+    for (const [index, { page }] of pages.entries()) {
+      if (index >= 1 && index <= 4)
+        for (const record of page.records)
+          expect(lastSeen.get(record.id), `page ${index + 1}`).toBe(readAt[index]!.getTime());
+    }
+    const row = await loadWindow(t.db, movedWindow);
+    expect({ pages: row?.pages, rowsSeen: row?.rows_seen }).toEqual({
+      pages: PAGES + 1, // the setup's own write took a checkpoint too
+      rowsSeen: PAGES * PAGE_ROWS,
     });
   });
 });

@@ -121,7 +121,10 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
 
   it('a page expected new takes the plain insert; an id already stored (moved here) makes it take the upsert, with the same result', async () => {
     const rows = checkIns(3);
-    expect(await commitCheckInPage(t.db, page(rows, { expectNewIds: true }))).toEqual({ heldIds: false });
+    expect(await commitCheckInPage(t.db, page(rows, { expectNewIds: true }))).toEqual({
+      heldIds: false,
+      written: true,
+    });
     const [first] = rows;
     // The same visit read again with another start (moved within the window) and an end, beside a new one.
     const moved = {
@@ -139,7 +142,7 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
         checkpoint: { ...page([]).checkpoint, now: later },
       }),
     );
-    expect(result).toEqual({ heldIds: true });
+    expect(result).toEqual({ heldIds: true, written: true });
     const copies = await t.db
       .selectFrom('rewards.check_ins')
       .select(['created_at', 'ended_at', 'first_seen_at', 'last_seen_at'])

@@ -111,6 +111,14 @@ describe('three workers on one Redis, one Postgres and one rate-limited API', ()
     );
     const wallMs = Date.now() - startedAt;
     expect(done.failed).toBe(0);
+    // The workers' planner keeps adding the feed's newest seconds as a window until they stop; one
+    // planned after this point may still be pending when they do (run 2 of issue 37's five: a 2 s
+    // window). Everything up to here is complete, and that is what verify checks below.
+    const { completeUntil } = await t.db
+      .selectFrom('rewards.sync_windows')
+      .select((eb) => eb.fn.max('window_end').as('completeUntil'))
+      .where('status', '=', 'complete')
+      .executeTakeFirstOrThrow();
     for (const worker of workers.slice(0, 2))
       expect(await worker.stop('SIGTERM', 45_000), worker.label).toEqual({ code: 0, signal: null });
 
@@ -152,7 +160,10 @@ describe('three workers on one Redis, one Postgres and one rate-limited API', ()
     // machine answers of evenly spaced requests can bunch by a few: allow the slot edge plus 20 %.
     expect(busiest).toBeLessThanOrEqual(Math.ceil(LIMIT_RPS * 1.2) + 1);
 
-    const verify = await pool.runCli(['verify'], { env, timeoutMs: 60_000 });
+    const verify = await pool.runCli(['verify', '--to', new Date(completeUntil).toISOString()], {
+      env,
+      timeoutMs: 60_000,
+    });
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect(verify.stdout).toMatch(/ 0 differ/);
   }, 240_000);
