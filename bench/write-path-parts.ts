@@ -108,38 +108,32 @@ async function withTriggersOff(db: Kysely<DB>, work: () => Promise<void>) {
   }
 }
 
+/** A server-side COPY of one of the run's CSV files (the server reads them as its own user). */
+const copyFrom = (table: string, file: string, columns = COPY_COLUMNS) =>
+  `copy ${table} (${columns}) from '${file}' with (format csv)`;
+
 const VARIANTS: Variant[] = [
   {
     name: 'one COPY into a LIKE table (the comparator)',
     async run(db, _rows, _seenAt, dir) {
-      await sql
-        .raw(`copy rewards.check_ins_copy (${COPY_COLUMNS}) from '${dir}/all.csv' with (format csv)`)
-        .execute(db);
+      await sql.raw(copyFrom('rewards.check_ins_copy', `${dir}/all.csv`)).execute(db);
     },
   },
   {
     name: 'COPY per page into a LIKE table',
     async run(db, rows, _seenAt, dir) {
       for (const start of pageStarts(rows, PAGE))
-        await sql
-          .raw(
-            `copy rewards.check_ins_copy (${COPY_COLUMNS}) from '${dir}/page-${start}.csv' with (format csv)`,
-          )
-          .execute(db);
+        await sql.raw(copyFrom('rewards.check_ins_copy', `${dir}/page-${start}.csv`)).execute(db);
     },
   },
   {
     name: 'COPY per page into check_ins + directory',
     async run(db, rows, _seenAt, dir) {
-      for (const start of pageStarts(rows, PAGE))
-        await sql
-          .raw(
-            `begin; set local synchronous_commit = off;
-             copy rewards.check_in_ids from '${dir}/ids-${start}.csv' with (format csv);
-             copy rewards.check_ins (${COPY_COLUMNS}) from '${dir}/page-${start}.csv' with (format csv);
-             commit`,
-          )
-          .execute(db);
+      for (const start of pageStarts(rows, PAGE)) {
+        const ids = copyFrom('rewards.check_in_ids', `${dir}/ids-${start}.csv`, 'id, created_at');
+        const checkIns = copyFrom('rewards.check_ins', `${dir}/page-${start}.csv`);
+        await sql.raw(`begin; set local synchronous_commit = off; ${ids}; ${checkIns}; commit`).execute(db);
+      }
     },
   },
   {
