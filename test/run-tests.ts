@@ -1,15 +1,18 @@
-// `npm test`: the main vitest run, then the chaos suite, each as a child process; around them a
+// `npm test`: the main vitest run, then the chaos suite (two lanes side by side, then the secrets
+// scan), each as a child process; around them a
 // canary proving the machine's PostgreSQL and Redis were only ever connected to (never restarted,
 // flushed or dropped), a clean-up of what earlier killed runs left, and one summary of the tests
 // skipped for missing optional tools. The last line is `tests: N passed, N failed, N skipped`.
 // Run: `node --import tsx test/run-tests.ts [filters…]` (REWARDS_TEST_HIDE_TOOLS, CI, CHAOS_SCALE
 // pass through). Filters go to both runs, e.g. `npm test -- test/unit test/chaos/bad-config`.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { CHAOS_LOG_DIR } from './chaos/lib/cli-process.js';
 import { removeLeftovers, type Removed } from './helpers/leftovers.js';
 import { skippedToolsSummary } from './helpers/optional-tools.js';
 import { ADMIN_URL, databaseUrl } from './helpers/postgres.js';
@@ -45,14 +48,14 @@ writeFileSync(join(runDir, 'owner.pid'), `${process.pid}\n`);
 process.stdout.on('error', () => undefined);
 process.stderr.on('error', () => undefined);
 
-let current: ReturnType<typeof spawn> | undefined;
+const running = new Set<ChildProcess>();
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     interrupted = true;
     // vitest ends its workers (and their exit hooks and watchers end their servers); the clean-up
     // below runs once it has exited.
-    current?.kill(signal);
+    for (const child of running) child.kill(signal);
   });
 }
 
@@ -67,8 +70,7 @@ try {
   // A filter may match files of one suite only: the other then has nothing to run, which is fine.
   const filterArgs = filters.length === 0 ? [] : [...filters, '--passWithNoTests'];
   runs.push(await runVitest('main', filterArgs));
-  if (!interrupted)
-    runs.push(await runVitest('chaos', ['--config', 'vitest.chaos.config.ts', ...filterArgs]));
+  if (!interrupted) runs.push(...(await runChaosLanes(filterArgs)));
   failures.push(...(await checkCanary(canary)));
 } catch (error) {
   failures.push(`the harness itself failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -104,7 +106,28 @@ const total = runs.reduce<Counts>(
 console.log(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(failures.length === 0 ? 0 : 1);
 
-async function runVitest(name: string, args: string[]): Promise<VitestRun> {
+/**
+ * The chaos suite in lanes (vitest.chaos.config.ts): `a` (the Sentinel failover file, mostly waiting)
+ * beside `b` (the rest), their output lines prefixed, then `last` (secrets.test.ts reads what both
+ * logged). About 5 minutes instead of 10 on two cores.
+ */
+async function runChaosLanes(filterArgs: string[]): Promise<VitestRun[]> {
+  rmSync(CHAOS_LOG_DIR, { recursive: true, force: true });
+  const lane = (name: string, prefix?: string) =>
+    runVitest(`chaos-${name}`, ['--config', 'vitest.chaos.config.ts', ...filterArgs], {
+      env: { REWARDS_CHAOS_LANE: name },
+      ...(prefix === undefined ? {} : { prefix }),
+    });
+  const sideBySide = await Promise.all([lane('a', 'chaos a'), lane('b', 'chaos b')]);
+  if (interrupted) return sideBySide;
+  return [...sideBySide, await lane('last')];
+}
+
+async function runVitest(
+  name: string,
+  args: string[],
+  options: { env?: Record<string, string>; prefix?: string } = {},
+): Promise<VitestRun> {
   const report = join(runDir, `${name}.json`);
   const started = Date.now();
   console.log(`\n== ${name} run`);
@@ -113,17 +136,32 @@ async function runVitest(name: string, args: string[]): Promise<VitestRun> {
     [VITEST, 'run', ...args, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
     {
       cwd: ROOT,
-      stdio: 'inherit',
+      stdio: options.prefix === undefined ? 'inherit' : ['inherit', 'pipe', 'pipe'],
       // Every temporary file and throw-away server of the run lives under the run's directory, so
       // nothing outlives it.
-      env: { ...process.env, REWARDS_TEST_RUN_ID: runId, TMPDIR: tmp },
+      env: { ...process.env, ...options.env, REWARDS_TEST_RUN_ID: runId, TMPDIR: tmp },
     },
   );
-  current = child;
+  running.add(child);
+  // Runs side by side: each line says whose it is.
+  const prefix = options.prefix;
+  if (prefix !== undefined) {
+    const forward = (from: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
+      if (from === null) return;
+      createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) =>
+        to.write(`[${prefix}] ${line}\n`),
+      );
+    };
+    forward(child.stdout, process.stdout);
+    forward(child.stderr, process.stderr);
+  }
+  const closed = new Promise((resolve) => child.once('close', resolve));
   const exitCode = await new Promise<number>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128))),
   );
-  current = undefined;
+  // The last prefixed lines, unless a process that outlives vitest holds its pipe.
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  running.delete(child);
   console.log(`== ${name} run: exit ${exitCode} in ${Math.round((Date.now() - started) / 1000)} s`);
   let json: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
   try {

@@ -30,7 +30,9 @@ export async function setup(project: TestProject): Promise<void> {
       writeFileSync(join(ownRunDir, 'owner.pid'), `${process.pid}\n`);
     }
   }
-  templateDatabase = `rewards_etl_tpl_r${currentRunId()}`;
+  // Chaos lanes run side by side in one run (test/run-tests.ts): a template each.
+  const lane = process.env.REWARDS_CHAOS_LANE;
+  templateDatabase = `rewards_etl_tpl${lane === undefined ? '' : `_${lane}`}_r${currentRunId()}`;
   project.provide('templateDatabase', templateDatabase);
   await dropTemplate();
   const url = databaseUrl(templateDatabase);
