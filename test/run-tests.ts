@@ -4,7 +4,7 @@
 // flushed or dropped), a clean-up of what earlier killed runs left, and one summary of the tests
 // skipped for missing optional tools. The last line is `tests: N passed, N failed, N skipped`.
 // Run: `node --import tsx test/run-tests.ts [filters…]` (REWARDS_TEST_HIDE_TOOLS, CI, CHAOS_SCALE
-// pass through). Filters go to both runs, e.g. `npm test -- test/unit test/chaos/bad-config`.
+// pass through). Filters go to every run, e.g. `npm test -- test/unit test/chaos/bad-config`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,7 +67,7 @@ try {
   describeRemoved('removed what earlier runs left', earlier);
   const canary = await plantCanary();
   const filters = process.argv.slice(2);
-  // A filter may match files of one suite only: the other then has nothing to run, which is fine.
+  // A filter may match files of one run only: the others then have nothing to run, which is fine.
   const filterArgs = filters.length === 0 ? [] : [...filters, '--passWithNoTests'];
   runs.push(await runVitest('main', filterArgs));
   if (!interrupted) runs.push(...(await runChaosLanes(filterArgs)));
