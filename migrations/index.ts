@@ -12,6 +12,7 @@ import * as schemaDriftAndEvents from './20261126_0011_schema_drift_and_events.j
 import * as freshness from './20261126_0012_freshness.js';
 import * as checkinsSettledMedians from './20261127_0013_checkins_settled_medians.js';
 import * as checkinsMedianFunction from './20261127_0014_checkins_median_function.js';
+import * as checkinsCountedByPage from './20261127_0015_checkins_counted_by_page.js';
 
 /** Listed statically so the same code runs from source (tsx) and from dist without a directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261126_0012_freshness': freshness,
   '20261127_0013_checkins_settled_medians': checkinsSettledMedians,
   '20261127_0014_checkins_median_function': checkinsMedianFunction,
+  '20261127_0015_checkins_counted_by_page': checkinsCountedByPage,
 };

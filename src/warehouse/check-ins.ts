@@ -4,6 +4,7 @@ import type { Executor } from './database.js';
 import type { DB, SyncWindow } from './schema.js';
 import { CHECKINS_STREAM } from './sync-window-reads.js';
 import { upsertEmbeddedLocations } from './locations.js';
+import { dailyRollupDelta } from './check-ins-daily-delta.js';
 
 /**
  * Upserts one page of check-ins in ONE statement: `unnest` of column arrays takes one
@@ -56,7 +57,7 @@ export function checkInUpsert(
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
 ): { ctes: RawBuilder<unknown>[] } | null {
-  const page = pageCheckInsCte(checkIns);
+  const page = pageCheckInsCte(uniqueById(checkIns));
   if (page === null) return null;
   const ctes = [
     page,
@@ -81,9 +82,13 @@ export function checkInUpsert(
 
 const COLUMNS = 'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, extra';
 
-/** The page's rows, one per id, as the CTE `page_check_ins`; null when there are none. */
-function pageCheckInsCte(checkIns: readonly CheckIn[]): RawBuilder<unknown> | null {
-  const unique = checkIns.length < 2 ? checkIns : [...new Map(checkIns.map((c) => [c.id, c])).values()];
+/** A page's rows, one per id (the last one listed). */
+function uniqueById(checkIns: readonly CheckIn[]): readonly CheckIn[] {
+  return checkIns.length < 2 ? checkIns : [...new Map(checkIns.map((c) => [c.id, c])).values()];
+}
+
+/** The page's rows (one per id) as the CTE `page_check_ins`; null when there are none. */
+function pageCheckInsCte(unique: readonly CheckIn[]): RawBuilder<unknown> | null {
   if (unique.length === 0) return null;
   // Timestamps travel as epoch milliseconds (int8): no toISOString per row in Node, no
   // quoting in the array literal, and Postgres adds an interval instead of parsing a date
@@ -128,28 +133,42 @@ const PLAIN_ELEMENT = /^(?:[0-9a-fA-F-]+|t|f)$/;
  * The writes of a page whose ids the caller expects to be new (a window's first read, such as
  * every window of a backfill), as the CTEs of one statement: the page's rows inserted into the
  * directory and into check_ins, with no probe and none of the upsert's or the moves' CTEs (the
- * statement plans and runs in a fraction of checkInUpsert's, and only the insert trigger fires).
- * An id the directory already holds makes the statement fail on its key, writing nothing
- * (isHeldIdConflict): the caller then writes the page with checkInUpsert. `new_check_ins`
- * returns a row per row written. Null: nothing to write.
+ * statement plans and runs in a fraction of checkInUpsert's). The page counts its own rows into
+ * the rollups (`counted_check_ins`, migration 0015: its groups, made here, instead of the insert
+ * trigger grouping every row again); the insert reads that count, so the two run together or
+ * not at all. An id the directory already holds makes the statement fail on its key, writing
+ * nothing (isHeldIdConflict): the caller then writes the page with checkInUpsert.
+ * `new_check_ins` returns a row per row written. Null: nothing to write.
  */
 export function checkInInsert(
   checkIns: readonly CheckIn[],
   seenAt: Date,
   onlyIf: RawBuilder<boolean> = sql<boolean>`true`,
 ): { ctes: RawBuilder<unknown>[] } | null {
-  const page = pageCheckInsCte(checkIns);
+  const unique = uniqueById(checkIns);
+  const page = pageCheckInsCte(unique);
   if (page === null) return null;
+  const delta = dailyRollupDelta(unique);
   return {
     ctes: [
       page,
+      sql`counted_check_ins as (
+      select rewards.check_ins_count_page(
+        ${arrayLiteral(delta.days, (day) => day)}::date[],
+        ${arrayLiteral(delta.restaurantIds, (id) => id)}::uuid[],
+        ${arrayLiteral(delta.locationIds, (id) => id)}::uuid[],
+        ${arrayLiteral(delta.checkIns, String)}::int4[],
+        ${arrayLiteral(delta.svcPayCheckIns, String)}::int4[],
+        ${arrayLiteral(delta.medianChanged, (changed) => (changed ? 't' : 'f'))}::boolean[],
+        ${seenAt}::timestamptz) as counted
+      where ${onlyIf})`,
       sql`new_directory_ids as (
       insert into rewards.check_in_ids (id, created_at)
       select t.id, t.created_at from page_check_ins t where ${onlyIf})`,
       sql`new_check_ins as (
       insert into rewards.check_ins (${sql.raw(COLUMNS)}, first_seen_at, last_seen_at)
       select t.${sql.raw(COLUMNS.replaceAll(', ', ', t.'))}, ${seenAt}::timestamptz, ${seenAt}::timestamptz
-      from page_check_ins t where ${onlyIf}
+      from page_check_ins t where ${onlyIf} and (select counted from counted_check_ins) is not null
       returning 1)`,
     ],
   };

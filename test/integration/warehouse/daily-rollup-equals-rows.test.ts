@@ -13,7 +13,7 @@ import { compareRollupWithRows, settleRollupDays } from '../../../src/warehouse/
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { feedCheckIn } from '../../unit/records/fixtures.js';
 
-// check_ins_daily is kept by triggers (migrations 0009, 0013). Whatever sequence of pages (late
+// check_ins_daily is kept by triggers (migrations 0009, 0013) and by first-read pages (0015). Whatever sequence of pages (late
 // arrivals, visits that end, stale reads, ids back with another created_at), deletion marks,
 // re-sightings and month partitions created after the fact, it equals the from-scratch
 // aggregation of the live rows.
@@ -193,6 +193,15 @@ describe('check_ins_daily is maintained incrementally and equals a from-scratch 
           select count(*) as n from rewards.check_ins_daily_rollup where not median_settled`.execute(t.db);
         expect(unsettled[0]?.n).toBe('0');
         expect(await compareRollupWithRows(t.db, '2026-10-01', '2026-12-01')).toEqual([]);
+        // The first-seen hourly counts (the status page's chart) equal the rows too, whoever
+        // counted them: a first-read page itself (migration 0015) or the insert trigger.
+        const { rows: hourly } = await sql`
+          select hour::text, sum(rows)::text as n from rewards.check_ins_first_seen_hourly
+          group by 1 having sum(rows) <> 0 order by 1`.execute(t.db);
+        const { rows: hourlyScratch } = await sql`
+          select floor(extract(epoch from first_seen_at) / 3600)::bigint::text as hour, count(*)::text as n
+          from rewards.check_ins group by 1 order by 1`.execute(t.db);
+        expect(hourly).toEqual(hourlyScratch);
         // An id is stored once, whatever created_at it came back with.
         const { rows } = await sql<{ all: string; ids: string }>`
           select count(*) as all, count(distinct id) as ids from rewards.check_ins`.execute(t.db);

@@ -1,0 +1,53 @@
+import type { CheckIn } from '../records/index.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What a page of new check-ins adds to rewards.check_ins_daily: one entry per (UTC day of
+ * created_at, restaurant, location) group, as the column arrays rewards.check_ins_count_page
+ * takes (migration 0015). `medianChanged`: the group gains an ended visit, so its stored median
+ * is no longer settled. New rows are live (no deletion mark), so every row counts.
+ */
+export interface DailyRollupDelta {
+  days: string[];
+  restaurantIds: string[];
+  locationIds: string[];
+  checkIns: number[];
+  svcPayCheckIns: number[];
+  medianChanged: boolean[];
+}
+
+type NewCheckIn = Pick<CheckIn, 'restaurantId' | 'locationId' | 'createdAt' | 'endedAt' | 'svcPayEnabled'>;
+
+/** Groups a page's new rows (each id once) the way the insert trigger of migration 0009 does. */
+export function dailyRollupDelta(checkIns: readonly NewCheckIn[]): DailyRollupDelta {
+  const delta: DailyRollupDelta = {
+    days: [],
+    restaurantIds: [],
+    locationIds: [],
+    checkIns: [],
+    svcPayCheckIns: [],
+    medianChanged: [],
+  };
+  const groupOf = new Map<string, number>();
+  for (const checkIn of checkIns) {
+    const dayNumber = Math.floor(checkIn.createdAt.getTime() / DAY_MS);
+    const key = `${dayNumber} ${checkIn.restaurantId} ${checkIn.locationId}`;
+    let group = groupOf.get(key);
+    if (group === undefined) {
+      group = delta.days.length;
+      groupOf.set(key, group);
+      // Once per group, not per row: a page has a few dozen.
+      delta.days.push(new Date(dayNumber * DAY_MS).toISOString().slice(0, 10));
+      delta.restaurantIds.push(checkIn.restaurantId);
+      delta.locationIds.push(checkIn.locationId);
+      delta.checkIns.push(0);
+      delta.svcPayCheckIns.push(0);
+      delta.medianChanged.push(false);
+    }
+    delta.checkIns[group]! += 1;
+    if (checkIn.svcPayEnabled) delta.svcPayCheckIns[group]! += 1;
+    if (checkIn.endedAt !== null) delta.medianChanged[group] = true;
+  }
+  return delta;
+}
