@@ -43,8 +43,11 @@ describe('a first-read page counts its own rows; the insert trigger checks the c
         from rewards.check_ins_daily_rollup order by day`.execute(t.db)
     ).rows;
   const hourly = async () =>
-    (await sql<{ n: string }>`select coalesce(sum(rows), 0)::text as n from rewards.check_ins_first_seen_hourly`.execute(t.db))
-      .rows[0]?.n;
+    (
+      await sql<{
+        n: string;
+      }>`select coalesce(sum(rows), 0)::text as n from rewards.check_ins_first_seen_hourly`.execute(t.db)
+    ).rows[0]?.n;
 
   it('the page statement writes the groups it made, as the trigger would have', async () => {
     const page = [
@@ -59,7 +62,9 @@ describe('a first-read page counts its own rows; the insert trigger checks the c
       { day: '2026-11-02', check_ins: 1, svc_pay_check_ins: 0, median_settled: true },
     ]);
     expect(await hourly()).toBe('3');
-    const { rows } = await sql<{ hour: string }>`select hour::text from rewards.check_ins_first_seen_hourly`.execute(t.db);
+    const { rows } = await sql<{
+      hour: string;
+    }>`select hour::text from rewards.check_ins_first_seen_hourly`.execute(t.db);
     expect(rows.map((r) => r.hour)).toEqual([String(Math.floor(SEEN.getTime() / 3_600_000))]);
   });
 
@@ -97,7 +102,9 @@ describe('a first-read page counts its own rows; the insert trigger checks the c
         trx,
       );
     });
-    expect(await rollup()).toEqual([{ day: '2026-11-01', check_ins: 2, svc_pay_check_ins: 1, median_settled: true }]);
+    expect(await rollup()).toEqual([
+      { day: '2026-11-01', check_ins: 2, svc_pay_check_ins: 1, median_settled: true },
+    ]);
     expect(await hourly()).toBe('2');
   });
 });

@@ -4,9 +4,18 @@ import { dailyRollupDelta } from '../../../src/warehouse/check-ins-daily-delta.j
 
 const DAY_MS = 86_400_000;
 const VENUES = [
-  { restaurantId: '20000000-0000-4000-8000-000000000001', locationId: '10000000-0000-4000-8000-000000000001' },
-  { restaurantId: '20000000-0000-4000-8000-000000000001', locationId: '10000000-0000-4000-8000-000000000002' },
-  { restaurantId: '20000000-0000-4000-8000-000000000002', locationId: '10000000-0000-4000-8000-000000000003' },
+  {
+    restaurantId: '20000000-0000-4000-8000-000000000001',
+    locationId: '10000000-0000-4000-8000-000000000001',
+  },
+  {
+    restaurantId: '20000000-0000-4000-8000-000000000001',
+    locationId: '10000000-0000-4000-8000-000000000002',
+  },
+  {
+    restaurantId: '20000000-0000-4000-8000-000000000002',
+    locationId: '10000000-0000-4000-8000-000000000003',
+  },
 ];
 const T0 = Date.UTC(2026, 9, 30);
 
@@ -14,7 +23,10 @@ const newRow = fc
   .record({
     venue: fc.nat(VENUES.length - 1),
     // Four days, to the millisecond, with the day's edges likely.
-    ms: fc.oneof(fc.integer({ min: 0, max: 4 * DAY_MS - 1 }), fc.constantFrom(0, DAY_MS - 1, DAY_MS, 2 * DAY_MS)),
+    ms: fc.oneof(
+      fc.integer({ min: 0, max: 4 * DAY_MS - 1 }),
+      fc.constantFrom(0, DAY_MS - 1, DAY_MS, 2 * DAY_MS),
+    ),
     ended: fc.boolean(),
     pay: fc.boolean(),
   })
