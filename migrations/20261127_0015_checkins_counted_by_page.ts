@@ -18,6 +18,26 @@ import { sql, type Kysely } from 'kysely';
 //   trigger counts the rows itself, as before.
 // The value is transaction-local (set_config(..., true)) and cleared by the first insert trigger
 // after it, so it never reaches another statement's rows.
+
+// The insert trigger's own count of a statement's rows, as migration 0009 wrote it: what runs when
+// no page counted them (and, after `down`, always).
+const COUNT_INSERTED_ROWS = sql`
+      select array_agg(day) as day, array_agg(restaurant_id) as restaurant, array_agg(location_id) as location,
+             array_agg(n) as n, array_agg(pay) as pay, array_agg(median) as median into d
+      from (
+        select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
+               count(*)::integer as n, (count(*) filter (where svc_pay_enabled))::integer as pay,
+               bool_or(ended_at is not null) as median
+        from new_rows where deleted_at is null group by 1, 2, 3
+      ) g;
+      if d.day is not null then
+        perform rewards.check_ins_daily_apply(d.day, d.restaurant, d.location, d.n, d.pay, d.median);
+      end if;
+      select array_agg(hour) as hour, array_agg(n) as n into h
+      from (select floor(extract(epoch from first_seen_at) / 3600)::bigint as hour, count(*) as n
+            from new_rows group by 1) g;
+      if h.hour is not null then perform rewards.check_ins_hourly_apply(h.hour, h.n); end if;`;
+
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create function rewards.check_ins_count_page(
@@ -49,21 +69,7 @@ export async function up(db: Kysely<any>): Promise<void> {
         end if;
         return null;
       end if;
-      select array_agg(day) as day, array_agg(restaurant_id) as restaurant, array_agg(location_id) as location,
-             array_agg(n) as n, array_agg(pay) as pay, array_agg(median) as median into d
-      from (
-        select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
-               count(*)::integer as n, (count(*) filter (where svc_pay_enabled))::integer as pay,
-               bool_or(ended_at is not null) as median
-        from new_rows where deleted_at is null group by 1, 2, 3
-      ) g;
-      if d.day is not null then
-        perform rewards.check_ins_daily_apply(d.day, d.restaurant, d.location, d.n, d.pay, d.median);
-      end if;
-      select array_agg(hour) as hour, array_agg(n) as n into h
-      from (select floor(extract(epoch from first_seen_at) / 3600)::bigint as hour, count(*) as n
-            from new_rows group by 1) g;
-      if h.hour is not null then perform rewards.check_ins_hourly_apply(h.hour, h.n); end if;
+      ${COUNT_INSERTED_ROWS}
       return null;
     end
     $fn$;
@@ -75,21 +81,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     create or replace function rewards.check_ins_after_insert() returns trigger language plpgsql as $fn$
     declare d record; h record;
     begin
-      select array_agg(day) as day, array_agg(restaurant_id) as restaurant, array_agg(location_id) as location,
-             array_agg(n) as n, array_agg(pay) as pay, array_agg(median) as median into d
-      from (
-        select (created_at at time zone 'UTC')::date as day, restaurant_id, location_id,
-               count(*)::integer as n, (count(*) filter (where svc_pay_enabled))::integer as pay,
-               bool_or(ended_at is not null) as median
-        from new_rows where deleted_at is null group by 1, 2, 3
-      ) g;
-      if d.day is not null then
-        perform rewards.check_ins_daily_apply(d.day, d.restaurant, d.location, d.n, d.pay, d.median);
-      end if;
-      select array_agg(hour) as hour, array_agg(n) as n into h
-      from (select floor(extract(epoch from first_seen_at) / 3600)::bigint as hour, count(*) as n
-            from new_rows group by 1) g;
-      if h.hour is not null then perform rewards.check_ins_hourly_apply(h.hour, h.n); end if;
+      ${COUNT_INSERTED_ROWS}
       return null;
     end
     $fn$;

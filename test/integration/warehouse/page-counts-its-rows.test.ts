@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFeedCheckIn, type CheckIn } from '../../../src/records/index.js';
 import { checkInInsert } from '../../../src/warehouse/check-ins.js';
+import { migrations } from '../../../migrations/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { feedCheckIn } from '../../unit/records/fixtures.js';
 
@@ -104,6 +105,28 @@ describe('a first-read page counts its own rows; the insert trigger checks the c
     });
     expect(await rollup()).toEqual([
       { day: '2026-11-01', check_ins: 2, svc_pay_check_ins: 1, median_settled: true },
+    ]);
+    expect(await hourly()).toBe('2');
+  });
+  it("migration 0015's down gives the counting back to the trigger, and up again takes it", async () => {
+    const migration = migrations['20261127_0015_checkins_counted_by_page']!;
+    await migration.down!(t.db);
+    try {
+      await sql`insert into rewards.check_ins (id, location_id, restaurant_id, svc_pay_enabled, created_at, first_seen_at, last_seen_at)
+        values (${id(1)}, ${base.locationId}, ${base.restaurantId}, false, '2026-11-01T09:00:00Z', ${SEEN}, ${SEEN})`.execute(
+        t.db,
+      );
+      expect(await rollup()).toEqual([
+        { day: '2026-11-01', check_ins: 1, svc_pay_check_ins: 0, median_settled: true },
+      ]);
+    } finally {
+      await migration.up(t.db);
+    }
+    await sql`with ${sql.join(checkInInsert([row(2, '2026-11-01T10:00:00Z', true)], SEEN)!.ctes)} select 1`.execute(
+      t.db,
+    );
+    expect(await rollup()).toEqual([
+      { day: '2026-11-01', check_ins: 2, svc_pay_check_ins: 1, median_settled: false },
     ]);
     expect(await hourly()).toBe('2');
   });
