@@ -12,6 +12,10 @@
 // The bound: to see every open intent once per T seconds takes ⌈N/page⌉/T list requests, so with the
 // intents' allowance A = SVC_RATE_LIMIT_RPS × INTENT_POLL_SHARE requests/s the best p95 is about
 // 0.95·⌈N/page⌉/A; the goal is p95 ≤ 1.5 × that + 0.5 s with every payment alerted exactly once.
+// That bound holds when the N open intents are the newest rows of the list: a round reads down to
+// the oldest open intent, closed ones above it included (the list has no status filter). So each
+// scenario first closes every older open intent (the simulator world's own, an earlier scenario's),
+// and the row reports the depth the rounds had to read (`depthRows`, `pagesPerRound`).
 // Needs Postgres (127.0.0.1:5432, user postgres, or BENCH_PG_ADMIN_URL) and Redis.
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -20,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createPartnerApi } from '../src/api/http-partner-api.js';
 import { createSpendLedger } from '../src/api/spend-ledger.js';
@@ -103,6 +108,17 @@ export interface LatencyRow {
   p95Seconds: number;
   maxSeconds: number;
   requestsPerMinute: number;
+  /** Of those: list pages, and by-id reads of the full form (the rest: none today). */
+  listPagesPerMinute: number;
+  fullFormReadsPerMinute: number;
+  /** Open rounds completed per minute (every open intent seen once per round): 60 ÷ the round's period. */
+  roundsPerMinute: number;
+  /**
+   * Rows of the list from the newest to the oldest open intent when the payments started: what a
+   * round reads (the bound assumes `open`), and its pages.
+   */
+  depthRows: number;
+  pagesPerRound: number;
   /** A × 60: the requests per minute the bound assumes, A = SVC_RATE_LIMIT_RPS × INTENT_POLL_SHARE. */
   boundRequestsPerMinute: number;
   /** 0.95·⌈open/pageSize⌉/A: the best p95 a list read at A allows. The goal is 1.5 × this + 0.5 s. */
@@ -293,6 +309,12 @@ async function main(): Promise<void> {
   async function runScenario(scenario: { open: number; pageSize: number }): Promise<LatencyRow> {
     const { open, pageSize } = scenario;
     const paid = Math.min(PAID, open);
+    // Nothing older may stay open: the rounds would read every closed row above it.
+    const older = sim.control.intents
+      .list()
+      .filter((intent) => intent.status === 'pending')
+      .map((intent) => intent.id);
+    for (const id of older) sim.control.intents.cancel(id);
     const ids = Array.from(
       { length: open },
       (_, i) => sim.control.intents.create({ amount: '1000', description: `bench ${i}` }).id,
@@ -325,10 +347,29 @@ async function main(): Promise<void> {
         .select((eb) => eb.fn.countAll<string>().as('n'))
         .where('id', 'in', ids)
         .executeTakeFirstOrThrow();
-      if (Number(ready.n) >= ids.length || Date.now() - readyStarted > READY_TIMEOUT_MS) break;
+      const stillOpen =
+        older.length === 0
+          ? 0
+          : Number(
+              (
+                await db
+                  .selectFrom('rewards.payment_intents')
+                  .select((eb) => eb.fn.countAll<string>().as('n'))
+                  .where('id', 'in', older)
+                  .where('status', '=', 'pending')
+                  .executeTakeFirstOrThrow()
+              ).n,
+            );
+      if ((Number(ready.n) >= ids.length && stillOpen === 0) || Date.now() - readyStarted > READY_TIMEOUT_MS)
+        break;
       await sleep(250);
     }
     const readySeconds = (Date.now() - readyStarted) / 1000;
+    const { rows: depth } = await sql<{ n: string }>`
+      select count(*) as n from rewards.payment_intents
+      where created_at >= (select min(created_at) from rewards.payment_intents
+                           where status = 'pending' and next_poll_at is not null)`.execute(db);
+    const depthRows = Number(depth[0]?.n ?? 0);
     const toPay = [...ids].sort(() => Math.random() - 0.5).slice(0, paid);
     const paidAt = new Map<string, number>();
     const started = Date.now();
@@ -361,6 +402,8 @@ async function main(): Promise<void> {
       .executeTakeFirstOrThrow();
     const measured = intentPasses.filter((pass) => pass.at >= started && pass.at < finished);
     const requests = measured.reduce((sum, pass) => sum + (pass.outcome.requests ?? 0), 0);
+    const sumOf = (key: string) =>
+      measured.reduce((sum, pass) => sum + Number(pass.outcome.details?.[key] ?? 0), 0);
     const beforeFullForm = measured.reduce(
       (sum, pass) => sum + Number(pass.outcome.details?.['alertsBeforeFullForm'] ?? 0),
       0,
@@ -417,6 +460,11 @@ async function main(): Promise<void> {
       p95Seconds: round2(p95),
       maxSeconds: round2(percentile(latencies, 100) / 1000),
       requestsPerMinute: Math.round(requests / minutes),
+      listPagesPerMinute: Math.round(sumOf('pages') / minutes),
+      fullFormReadsPerMinute: Math.round(sumOf('fullFormReads') / minutes),
+      roundsPerMinute: round2(sumOf('rounds') / minutes),
+      depthRows,
+      pagesPerRound: Math.ceil(depthRows / pageSize),
       boundRequestsPerMinute: Math.round(allowanceRps * 60),
       boundP95Seconds: round2(boundP95Seconds),
       allowanceRequestsPerMinute: Math.round(measuredRps * 60),
