@@ -14,8 +14,9 @@
 // 0.95·⌈N/page⌉/A; the goal is p95 ≤ 1.5 × that + 0.5 s with every payment alerted exactly once.
 // That bound holds when the N open intents are the newest rows of the list: a round reads down to
 // the oldest open intent, closed ones above it included (the list has no status filter). So each
-// scenario first closes every older open intent (the simulator world's own, an earlier scenario's),
-// and the row reports the depth the rounds had to read (`depthRows`, `pagesPerRound`).
+// scenario first closes every open intent, the simulator world's own and an earlier scenario's, and
+// waits until the warehouse shows them closed; the row reports the depth the rounds had to read
+// (`depthRows`, `pagesPerRound`).
 // Needs Postgres (127.0.0.1:5432, user postgres, or BENCH_PG_ADMIN_URL) and Redis.
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -306,21 +307,54 @@ async function main(): Promise<void> {
     }
   }
 
-  async function runScenario(scenario: { open: number; pageSize: number }): Promise<LatencyRow> {
-    const { open, pageSize } = scenario;
-    const paid = Math.min(PAID, open);
-    // Nothing older may stay open: the rounds would read every closed row above it.
-    const older = sim.control.intents
+  /**
+   * Cancels every intent the simulator has open and runs the payment-intent pass (unmeasured) until
+   * the warehouse shows none of them open.
+   */
+  async function closeOpenIntents(pageSize: number): Promise<void> {
+    const open = sim.control.intents
       .list()
       .filter((intent) => intent.status === 'pending')
       .map((intent) => intent.id);
-    for (const id of older) sim.control.intents.cancel(id);
+    if (open.length === 0) return;
+    for (const id of open) sim.control.intents.cancel(id);
+    const settle = new AbortController();
+    const loop = onSchedule(
+      config.schedules.paymentIntentsMs,
+      () =>
+        runPaymentIntentsPass(
+          { ...deps, signal: settle.signal },
+          { slotMs: config.schedules.paymentIntentsMs, sweepPageSize: pageSize },
+        ),
+      settle.signal,
+      [],
+    );
+    const started = Date.now();
+    while (Date.now() - started < READY_TIMEOUT_MS) {
+      const stillOpen = await db
+        .selectFrom('rewards.payment_intents')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('id', 'in', open)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      if (Number(stillOpen.n) === 0) break;
+      await sleep(500);
+    }
+    settle.abort();
+    await loop;
+  }
+
+  async function runScenario(scenario: { open: number; pageSize: number }): Promise<LatencyRow> {
+    const { open, pageSize } = scenario;
+    const paid = Math.min(PAID, open);
+    // Nothing older may stay open (the simulator world's own intents, the last scenario's unpaid
+    // ones): a round reads down to the oldest open intent, every closed row above it included.
+    await closeOpenIntents(pageSize);
     const ids = Array.from(
       { length: open },
       (_, i) => sim.control.intents.create({ amount: '1000', description: `bench ${i}` }).id,
     );
     const stop = new AbortController();
-    const settle = new AbortController();
     const intentPasses: { at: number; outcome: PassOutcome }[] = [];
     const loops = [
       onSchedule(
@@ -347,21 +381,7 @@ async function main(): Promise<void> {
         .select((eb) => eb.fn.countAll<string>().as('n'))
         .where('id', 'in', ids)
         .executeTakeFirstOrThrow();
-      const stillOpen =
-        older.length === 0
-          ? 0
-          : Number(
-              (
-                await db
-                  .selectFrom('rewards.payment_intents')
-                  .select((eb) => eb.fn.countAll<string>().as('n'))
-                  .where('id', 'in', older)
-                  .where('status', '=', 'pending')
-                  .executeTakeFirstOrThrow()
-              ).n,
-            );
-      if ((Number(ready.n) >= ids.length && stillOpen === 0) || Date.now() - readyStarted > READY_TIMEOUT_MS)
-        break;
+      if (Number(ready.n) >= ids.length || Date.now() - readyStarted > READY_TIMEOUT_MS) break;
       await sleep(250);
     }
     const readySeconds = (Date.now() - readyStarted) / 1000;
@@ -417,35 +437,6 @@ async function main(): Promise<void> {
     const boundP95Seconds = (0.95 * Math.ceil(open / pageSize)) / allowanceRps;
     const goalP95Seconds = 1.5 * boundP95Seconds + 0.5;
     const p95 = percentile(latencies, 95) / 1000;
-    // Close what is left open so the next scenario starts with its own N open, and let the pipeline
-    // see the cancellations (unmeasured): otherwise the next scenario's first round reads past them.
-    const left = ids.filter((id) => !paidAt.has(id));
-    for (const id of left) sim.control.intents.cancel(id);
-    const settleStarted = Date.now();
-    const loopsAgain = [
-      onSchedule(
-        config.schedules.paymentIntentsMs,
-        () =>
-          runPaymentIntentsPass(
-            { ...deps, signal: settle.signal },
-            { slotMs: config.schedules.paymentIntentsMs, sweepPageSize: pageSize },
-          ),
-        settle.signal,
-        [],
-      ),
-    ];
-    while (left.length > 0 && Date.now() - settleStarted < READY_TIMEOUT_MS) {
-      const open = await db
-        .selectFrom('rewards.payment_intents')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('id', 'in', left)
-        .where('status', '=', 'pending')
-        .executeTakeFirstOrThrow();
-      if (Number(open.n) === 0) break;
-      await sleep(500);
-    }
-    settle.abort();
-    await Promise.all(loopsAgain);
     return {
       allowance: args['pin-share'] ? 'share' : 'one-budget',
       open,
