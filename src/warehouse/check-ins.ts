@@ -5,6 +5,12 @@ import type { DB, SyncWindow } from './schema.js';
 import { CHECKINS_STREAM } from './sync-window-reads.js';
 import { upsertEmbeddedLocations } from './locations.js';
 import { dailyRollupDelta } from './check-ins-daily-delta.js';
+import {
+  booleanArrayLiteral,
+  dateArrayLiteral,
+  integerArrayLiteral,
+  uuidArrayLiteral,
+} from './array-literals.js';
 
 /**
  * Upserts one page of check-ins in ONE statement: `unnest` of column arrays takes one
@@ -84,7 +90,9 @@ const COLUMNS = 'id, location_id, restaurant_id, svc_pay_enabled, created_at, en
 
 /** A page's rows, one per id (the last one listed). */
 function uniqueById(checkIns: readonly CheckIn[]): readonly CheckIn[] {
-  return checkIns.length < 2 ? checkIns : [...new Map(checkIns.map((c) => [c.id, c])).values()];
+  const byId = new Map<string, CheckIn>();
+  for (const checkIn of checkIns) byId.set(checkIn.id, checkIn);
+  return byId.size === checkIns.length ? checkIns : [...byId.values()];
 }
 
 /** The page's rows (one per id) as the CTE `page_check_ins`; null when there are none. */
@@ -92,42 +100,30 @@ function pageCheckInsCte(unique: readonly CheckIn[]): RawBuilder<unknown> | null
   if (unique.length === 0) return null;
   // Timestamps travel as epoch milliseconds (int8): no toISOString per row in Node, no
   // quoting in the array literal, and Postgres adds an interval instead of parsing a date
-  // (exact: a Date holds whole milliseconds). Ids are validated lower-case UUIDs and the
-  // other values numbers or booleans: their array literals are joined here, one string per
-  // column, instead of pg escaping each element (issue 39: SQL serialisation was 1.5-2 s of a
-  // 200,000-row backfill's CPU).
+  // (exact: a Date holds whole milliseconds). Ids, numbers and flags travel as array literals
+  // joined here (array-literals.ts), one string per column. A page without extra fields sends
+  // an empty jsonb[]: unnest pads the shorter array with nulls.
   return sql`page_check_ins as (
       select t.id, t.location_id, t.restaurant_id, t.svc_pay_enabled,
         'epoch'::timestamptz + t.created_ms * interval '1 millisecond' as created_at,
         'epoch'::timestamptz + t.ended_ms * interval '1 millisecond' as ended_at,
         t.extra
       from unnest(
-        ${arrayLiteral(unique, (c) => c.id)}::uuid[],
-        ${arrayLiteral(unique, (c) => c.locationId)}::uuid[],
-        ${arrayLiteral(unique, (c) => c.restaurantId)}::uuid[],
-        ${arrayLiteral(unique, (c) => (c.svcPayEnabled ? 't' : 'f'))}::boolean[],
-        ${arrayLiteral(unique, (c) => String(c.createdAt.getTime()))}::int8[],
-        ${arrayLiteral(unique, (c) => (c.endedAt === null ? null : String(c.endedAt.getTime())))}::int8[],
-        ${unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)))}::jsonb[]
+        ${uuidArrayLiteral(unique, (c) => c.id)}::uuid[],
+        ${uuidArrayLiteral(unique, (c) => c.locationId)}::uuid[],
+        ${uuidArrayLiteral(unique, (c) => c.restaurantId)}::uuid[],
+        ${booleanArrayLiteral(unique, (c) => c.svcPayEnabled)}::boolean[],
+        ${integerArrayLiteral(unique, (c) => c.createdAt.getTime())}::int8[],
+        ${integerArrayLiteral(unique, (c) => (c.endedAt === null ? null : c.endedAt.getTime()))}::int8[],
+        ${extrasOf(unique)}::jsonb[]
       ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_ms, ended_ms, extra))`;
 }
 
-/**
- * A Postgres array literal of values that need no quoting (UUIDs, integers, t/f; null is NULL):
- * checked, since a value that needed quoting could change the array's meaning, not just fail.
- */
-function arrayLiteral<T>(items: readonly T[], text: (item: T) => string | null): string {
-  let out = '{';
-  for (let i = 0; i < items.length; i++) {
-    const value = text(items[i]!) ?? 'NULL';
-    if (value !== 'NULL' && !PLAIN_ELEMENT.test(value))
-      // A TypeError the page fallback counts as a data error: the record is refused, not retried.
-      throw new TypeError(`cannot serialize ${JSON.stringify(value)} as a plain array element`);
-    out += i === 0 ? value : `,${value}`;
-  }
-  return `${out}}`;
+/** The page's extra fields as jsonb texts; none (the usual page) is an empty array. */
+function extrasOf(unique: readonly CheckIn[]): (string | null)[] {
+  if (unique.every((c) => c.extra == null)) return [];
+  return unique.map((c) => (c.extra == null ? null : JSON.stringify(c.extra)));
 }
-const PLAIN_ELEMENT = /^(?:[0-9a-fA-F-]+|t|f)$/;
 
 /**
  * The writes of a page whose ids the caller expects to be new (a window's first read, such as
@@ -154,12 +150,12 @@ export function checkInInsert(
       page,
       sql`counted_check_ins as (
       select rewards.check_ins_count_page(
-        ${arrayLiteral(delta.days, (day) => day)}::date[],
-        ${arrayLiteral(delta.restaurantIds, (id) => id)}::uuid[],
-        ${arrayLiteral(delta.locationIds, (id) => id)}::uuid[],
-        ${arrayLiteral(delta.checkIns, String)}::int4[],
-        ${arrayLiteral(delta.svcPayCheckIns, String)}::int4[],
-        ${arrayLiteral(delta.medianChanged, (changed) => (changed ? 't' : 'f'))}::boolean[],
+        ${dateArrayLiteral(delta.days)}::date[],
+        ${uuidArrayLiteral(delta.restaurantIds, (id) => id)}::uuid[],
+        ${uuidArrayLiteral(delta.locationIds, (id) => id)}::uuid[],
+        ${integerArrayLiteral(delta.checkIns, (count) => count)}::int4[],
+        ${integerArrayLiteral(delta.svcPayCheckIns, (count) => count)}::int4[],
+        ${booleanArrayLiteral(delta.medianChanged, (changed) => changed)}::boolean[],
         ${seenAt}::timestamptz) as counted
       where ${onlyIf})`,
       sql`new_directory_ids as (

@@ -16,6 +16,11 @@ const VENUES = [
     restaurantId: '20000000-0000-4000-8000-000000000002',
     locationId: '10000000-0000-4000-8000-000000000003',
   },
+  // The first location under another restaurant (a venue that moved): its own groups.
+  {
+    restaurantId: '20000000-0000-4000-8000-000000000003',
+    locationId: '10000000-0000-4000-8000-000000000001',
+  },
 ];
 const T0 = Date.UTC(2026, 9, 30);
 
@@ -58,6 +63,20 @@ describe('dailyRollupDelta: a page of new rows as check_ins_daily groups', () =>
       medianChanged: [false, true],
     });
     expect(dailyRollupDelta([]).days).toEqual([]);
+  });
+
+  it('keeps a location under two restaurants on one day as two groups, in any order of rows', () => {
+    const at = new Date('2026-11-01T10:00:00Z');
+    const row = (venue: number) => ({
+      ...VENUES[venue]!,
+      createdAt: at,
+      endedAt: null,
+      svcPayEnabled: false,
+    });
+    const delta = dailyRollupDelta([row(0), row(3), row(0), row(3), row(3)]);
+    expect(delta.restaurantIds).toEqual([VENUES[0]!.restaurantId, VENUES[3]!.restaurantId]);
+    expect(delta.locationIds).toEqual([VENUES[0]!.locationId, VENUES[0]!.locationId]);
+    expect(delta.checkIns).toEqual([2, 3]);
   });
 
   it('equals a row-by-row count of the same groups, and counts every row once', () => {
