@@ -10,7 +10,7 @@
 // the bench's own throw-away cluster (bench/lib/bench-postgres.ts), so its CPU per phase is all
 // of Postgres's and nobody else's; each phase also reports pg_stat_statements' buffer counters.
 //
-//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--backfill-only]
+//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--promoted-profile] [--backfill-only]
 //     [--worker-flags '<V8 flags for the backfill child>']
 
 import { spawn } from 'node:child_process';
@@ -52,6 +52,8 @@ const { values: args } = parseArgs({
     'check-ins': { type: 'string' },
     full: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    /** What the pass promotes to V8's old generation, by allocation site (bench/lib/promoted-profile.ts). */
+    'promoted-profile': { type: 'boolean', default: false },
     /** Only phase 1 (the backfill), printed and not written to the results file: for quick trials. */
     'backfill-only': { type: 'boolean', default: false },
     /** V8 flags for the backfill child only (e.g. `--max-semi-space-size=2`), as a worker would be started. */
@@ -111,7 +113,10 @@ async function runBackfillChild(
   const { child } = await forkRpcChild<
     { backfill: (arg: null) => Promise<BackfillResult>; close: (arg: null) => Promise<void> },
     unknown
-  >(script, { env, execArgv });
+  >(script, {
+    env: args['promoted-profile'] ? { ...env, BENCH_PROMOTED_PROFILE_DIR: '.bench/profiles' } : env,
+    execArgv,
+  });
   try {
     return await usageDelta(sim, postgres, () => child.call('backfill', null));
   } finally {

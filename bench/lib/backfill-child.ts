@@ -9,6 +9,7 @@ import { createLogger } from '../../src/log.js';
 import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import { runCheckinsPass } from '../../src/streams/checkins/pass.js';
 import { installIoProbe, type IoTotals } from './io-probe.js';
+import { startPromotedProfile } from './promoted-profile.js';
 import { cpuSeconds, serveRpc } from './rpc.js';
 
 export interface BackfillResult {
@@ -51,6 +52,9 @@ async function backfill(): Promise<BackfillResult> {
       heapUsedPeakBytes = Math.max(heapUsedPeakBytes, process.memoryUsage().heapUsed);
   };
   const sampler = setInterval(sample, RSS_SAMPLE_MS);
+  const promoted = process.env['BENCH_PROMOTED_PROFILE_DIR']
+    ? await startPromotedProfile(process.env['BENCH_PROMOTED_PROFILE_DIR'])
+    : null;
   const ioBefore = { ...io };
   const cpuBefore = cpuSeconds();
   const started = performance.now();
@@ -58,6 +62,10 @@ async function backfill(): Promise<BackfillResult> {
     const outcome = await runCheckinsPass(runtime.deps);
     const elapsedMs = performance.now() - started;
     sample();
+    if (promoted !== null) {
+      const { path, topSites } = await promoted.stop();
+      process.stderr.write(`[bench checkins] promoted objects (${path}):\n${topSites.join('\n')}\n`);
+    }
     return {
       status: outcome.status,
       rows: outcome.rows,
