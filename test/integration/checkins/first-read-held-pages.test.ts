@@ -19,9 +19,12 @@ const window = { start: Date.parse('2024-05-01T18:00:00Z'), end: Date.parse('202
 /** A second window, for the read whose held pages meet an id already stored. */
 const movedWindow = { start: Date.parse('2024-05-01T19:00:00Z'), end: Date.parse('2024-05-01T20:00:00Z') };
 const PAGE_ROWS = 5;
-const PAGES = 7;
+/** Pages written in one statement. */
+const HELD = CHECKINS_TUNING.firstReadPagesPerWrite;
+/** A page written alone, one full write, one page held at the crash and the last page. */
+const PAGES = HELD + 3;
 
-/** Seven pages of five check-ins, newest first, one minute apart, all at the fixture's location. */
+/** Pages of five check-ins, newest first, one minute apart, all at the fixture's location. */
 function feedPages(hour = 18): { page: Page<CheckIn>; nextBefore: number }[] {
   const pages: { page: Page<CheckIn>; nextBefore: number }[] = [];
   for (let p = 0; p < PAGES; p++) {
@@ -77,8 +80,9 @@ describe("a window's first read writes its plain pages several at a time", () =>
     return { pages: row?.pages, rowsSeen: row?.rows_seen, cursorBefore: row?.cursor_before?.getTime() };
   };
 
-  it('holds pages until four, checkpoints the fourth, and a read resumed after a crash stores the rest once', async () => {
-    expect(CHECKINS_TUNING.firstReadPagesPerWrite).toBe(4);
+  it('holds pages until a full write, checkpoints its last, and a read resumed after a crash stores the rest once', async () => {
+    expect(HELD).toBeGreaterThan(1);
+    expect(PAGES * PAGE_ROWS).toBeLessThanOrEqual(60); // one a minute, in the window's hour
     const pages = feedPages();
     const commit = (committer: WindowPageCommitter, index: number, firstOfAttempt = false) => {
       const { page, nextBefore } = pages[index]!;
@@ -98,33 +102,33 @@ describe("a window's first read writes its plain pages several at a time", () =>
       rowsSeen: PAGE_ROWS,
       cursorBefore: pages[0]!.nextBefore,
     });
-    // Pages 2-4 are held: nothing written, the checkpoint stays.
-    for (const index of [1, 2, 3]) expect(await commit(first, index)).toBe(0);
+    // The next HELD - 1 pages are held: nothing written, the checkpoint stays.
+    for (let index = 1; index < HELD; index++) expect(await commit(first, index)).toBe(0);
     expect(await storedIds()).toHaveLength(PAGE_ROWS);
     expect((await checkpoint()).pages).toBe(1);
-    // Page 5 makes four held: one write, the fifth page's checkpoint.
-    expect(await commit(first, 4)).toBe(4 * PAGE_ROWS);
+    // The next page makes HELD held: one write, that page's checkpoint.
+    expect(await commit(first, HELD)).toBe(HELD * PAGE_ROWS);
     expect(await checkpoint()).toEqual({
-      pages: 5,
-      rowsSeen: 5 * PAGE_ROWS,
-      cursorBefore: pages[4]!.nextBefore,
+      pages: HELD + 1,
+      rowsSeen: (HELD + 1) * PAGE_ROWS,
+      cursorBefore: pages[HELD]!.nextBefore,
     });
-    // Page 6 is held, then the process dies: page 6 was never checkpointed, nor stored.
-    expect(await commit(first, 5)).toBe(0);
-    expect(await storedIds()).toHaveLength(5 * PAGE_ROWS);
+    // One more page is held, then the process dies: it was never checkpointed, nor stored.
+    expect(await commit(first, HELD + 1)).toBe(0);
+    expect(await storedIds()).toHaveLength((HELD + 1) * PAGE_ROWS);
 
-    // The read resumes from the checkpoint (page 6) with a new committer; the last page writes
-    // whatever is held.
+    // The read resumes from the checkpoint with a new committer; the last page writes whatever is
+    // held.
     const resumed = new WindowPageCommitter(h.deps, window, { firstRead: true });
-    expect(await commit(resumed, 5)).toBe(0);
-    expect(await commit(resumed, 6)).toBe(2 * PAGE_ROWS);
+    expect(await commit(resumed, HELD + 1)).toBe(0);
+    expect(await commit(resumed, HELD + 2)).toBe(2 * PAGE_ROWS);
     const ids = await storedIds();
     expect(new Set(ids).size).toBe(ids.length);
     expect(new Set(ids)).toEqual(new Set(pages.flatMap(({ page }) => page.records.map((r) => r.id))));
     expect(await checkpoint()).toEqual({
       pages: PAGES,
       rowsSeen: PAGES * PAGE_ROWS,
-      cursorBefore: pages[6]!.nextBefore,
+      cursorBefore: pages[HELD + 2]!.nextBefore,
     });
   });
   it('held pages that meet an id already stored are written one by one, each stamped with its own read time', async () => {
@@ -168,7 +172,7 @@ describe("a window's first read writes its plain pages several at a time", () =>
     // The stored id took this read's values (its end), stamped with its page's read time.
     expect(rows.find((row) => row.id === stored.id)?.ended_at).toEqual(stored.endedAt);
     for (const [index, { page }] of pages.entries()) {
-      if (index >= 1 && index <= 4)
+      if (index >= 1 && index <= HELD)
         for (const record of page.records)
           expect(lastSeen.get(record.id), `page ${index + 1}`).toBe(readAt[index]!.getTime());
     }
