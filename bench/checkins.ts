@@ -398,7 +398,7 @@ async function main(): Promise<void> {
         `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
         `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,
-        `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod}.`,
+        `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod} (${writer.copyRuns.map((run) => seconds(run.ms)).join(', ')}).`,
         `Phases: backfill ${seconds(b.elapsedMs)}, bare fetch ${seconds(bare.value.elapsedMs)}, writer-vs-COPY ${seconds(phaseMs.writer)}, look-back ${seconds(phaseMs.lookback)}.`,
         `Look-back: ${lookback.passes} passes every ${lookback.passEveryMs / 1000} s over ${lookback.measuredMs / HOUR_MS} h simulated, ${lookback.arrivals} arrivals; ` +
           `${lookback.probes} probes + ${lookback.repageRequests} re-page requests (forward paging: ${lookback.forwardRequests}); ` +
