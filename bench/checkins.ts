@@ -10,7 +10,7 @@
 // the bench's own throw-away cluster (bench/lib/bench-postgres.ts), so its CPU per phase is all
 // of Postgres's and nobody else's; each phase also reports pg_stat_statements' buffer counters.
 //
-//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--promoted-profile] [--backfill-only]
+//   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--promoted-profile] [--backfill-only] [--busy-venue-only]
 //     [--worker-flags '<V8 flags for the backfill child>']
 
 import { spawn } from 'node:child_process';
@@ -56,6 +56,8 @@ const { values: args } = parseArgs({
     'promoted-profile': { type: 'boolean', default: false },
     /** Only phase 1 (the backfill), printed and not written to the results file: for quick trials. */
     'backfill-only': { type: 'boolean', default: false },
+    /** Only phase 6 (the busy venue), three times in fresh databases, printed: for quick trials. */
+    'busy-venue-only': { type: 'boolean', default: false },
     /** V8 flags for the backfill child only (e.g. `--max-semi-space-size=2`), as a worker would be started. */
     'worker-flags': { type: 'string', default: '' },
   },
@@ -425,4 +427,31 @@ function omitValue<T extends { value: unknown }>(phase: T): Omit<T, 'value'> {
   return rest;
 }
 
-await main();
+/** Phase 6 alone, three times (`--busy-venue-only`): its figure and each page's backend CPU. */
+async function busyVenueOnly(): Promise<void> {
+  const postgres = await startBenchPostgres();
+  try {
+    const day = new Date(Math.floor(Date.now() / 86_400_000 - 2) * 86_400_000);
+    for (let run = 1; run <= 3; run++) {
+      const database = await createBenchDatabase(postgres.url, 'busy');
+      try {
+        const busy = await measureBusyVenue({
+          url: database.url,
+          perDay: BUSY_VENUE_PER_DAY,
+          pageSize: PAGE_SIZE,
+          day,
+        });
+        process.stdout.write(
+          `busy venue run ${run}: last ÷ first ${busy.lastVsFirst.toFixed(2)}× (${busy.lastMicrosPerRow.toFixed(0)} vs ${busy.firstMicrosPerRow.toFixed(0)} µs/row); backend µs/row by page: ${busy.backendMicrosPerRow.join(' ')}\n`,
+        );
+      } finally {
+        await database.drop();
+      }
+    }
+  } finally {
+    await postgres.stop();
+  }
+}
+
+if (args['busy-venue-only']) await busyVenueOnly();
+else await main();
