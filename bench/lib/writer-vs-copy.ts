@@ -14,8 +14,8 @@ import type { PostgresPhase } from './bench-postgres.js';
 
 // The writer against Postgres's own floor. The same pages the pipeline reads (same windows,
 // same keyset paging, real parsed records) are committed with commitCheckInPage, the
-// pipeline's write (rows and checkpoint in one statement; a first read's plain insert, four pages
-// to a statement), into the empty rewards.check_ins of a fresh database; only those calls are timed. The same rows (deduplicated: ties at page edges come
+// pipeline's write (rows and checkpoint in one statement; a first read's plain insert,
+// CHECKINS_TUNING.firstReadPagesPerWrite pages to a statement), into the empty rewards.check_ins of a fresh database; only those calls are timed. The same rows (deduplicated: ties at page edges come
 // twice) go to a CSV file that the server then loads with one `COPY ... FROM '<file>'` into an
 // identical empty table (`LIKE ... INCLUDING ALL`: same columns, keys and indexes), three times.
 

@@ -7,7 +7,8 @@
  * data error, so the record is refused, not retried.
  */
 
-const UUID = /^[0-9a-fA-F-]{36}$/;
+import { isUuid } from '../records/index.js';
+
 const UUID_LENGTH = 36;
 /** Character codes of hex digits and the dash: what a UUID element may hold. */
 const UUID_CHAR = new Uint8Array(128);
@@ -24,7 +25,7 @@ export function uuidArrayLiteral<T>(items: readonly T[], uuidOf: (item: T) => st
   const ids = items.map(uuidOf);
   const joined = ids.join(',');
   if (ids.length > 0 && !isUuidList(joined, ids.length))
-    throw new TypeError(`cannot serialize ${JSON.stringify(ids.find((id) => !UUID.test(id)))} as a uuid`);
+    throw new TypeError(`cannot serialize ${JSON.stringify(ids.find((id) => !isUuid(id)))} as a uuid`);
   return `{${joined}}`;
 }
 
