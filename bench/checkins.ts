@@ -11,7 +11,8 @@
 // of Postgres's and nobody else's; each phase also reports pg_stat_statements' buffer counters.
 //
 //   node --import tsx bench/checkins.ts [--check-ins N] [--full] [--cpu-prof] [--promoted-profile] [--backfill-only] [--busy-venue-only]
-//     [--worker-flags '<V8 flags for the backfill child>']
+//     [--worker-flags='<V8 flags for the backfill child>']   (default: the shipped heap policy;
+//     --worker-flags= runs it on V8's defaults)
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,7 @@ import { fixedClock } from '../src/clock.js';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { secretValues } from '../src/config/secret-values.js';
 import { createLogger } from '../src/log.js';
+import { WORKER_NODE_OPTIONS } from '../src/runtime/heap-policy.js';
 import { createPipelineRuntime } from '../src/runtime/pipeline.js';
 import { planWindows } from '../src/sync/windows.js';
 import { windowOf, windowsInRange } from '../src/warehouse/sync-window-reads.js';
@@ -58,13 +60,16 @@ const { values: args } = parseArgs({
     'backfill-only': { type: 'boolean', default: false },
     /** Only phase 6 (the busy venue), three times in fresh databases, printed: for quick trials. */
     'busy-venue-only': { type: 'boolean', default: false },
-    /** V8 flags for the backfill child only (e.g. `--max-semi-space-size=2`), as a worker would be started. */
-    'worker-flags': { type: 'string', default: '' },
+    /** V8 flags for the backfill child only; default: the shipped heap policy (src/runtime/heap-policy.ts). */
+    'worker-flags': { type: 'string' },
   },
 });
 const checkIns = args.full ? 1_000_000 : Number(args['check-ins'] ?? 200_000);
 if (!Number.isInteger(checkIns) || checkIns <= 0)
   throw new Error('--check-ins must be a positive whole number');
+
+// The backfill child starts as a shipped worker does (Dockerfile, systemd unit, npm start).
+const workerFlags = args['worker-flags'] ?? WORKER_NODE_OPTIONS;
 
 const progress = (text: string) => process.stderr.write(`[bench checkins] ${text}\n`);
 
@@ -110,7 +115,7 @@ async function runBackfillChild(
 ) {
   const execArgv = [
     ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : []),
-    ...(args['worker-flags'] ?? '').split(' ').filter((flag) => flag !== ''),
+    ...workerFlags.split(' ').filter((flag) => flag !== ''),
   ];
   const { child } = await forkRpcChild<
     { backfill: (arg: null) => Promise<BackfillResult>; close: (arg: null) => Promise<void> },
@@ -194,7 +199,7 @@ async function main(): Promise<void> {
       process.stdout.write(
         `backfill only: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s, postgres ${postgresCpuSeconds.toFixed(1)} s; ` +
           `RSS baseline ${mb(b.baselineRssBytes)}, peak ${mb(b.peakRssBytes)}, heap peak ${mb(b.heapUsedPeakBytes)}; ` +
-          `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands\n`,
+          `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands; flags [${workerFlags}]\n`,
       );
       return;
     }
@@ -342,6 +347,7 @@ async function main(): Promise<void> {
         pageSize: PAGE_SIZE,
         rateLimitRps: Number(NO_RATE_LIMIT_RPS),
         windowMs: HOUR_MS,
+        workerFlags,
       },
       backfill: { ...b, rowsPerSecond, warehouseRows, windows: windows.length, ...omitValue(backfill) },
       bareFetch: {
@@ -399,7 +405,7 @@ async function main(): Promise<void> {
         `Busy venue, Postgres backend CPU µs/row by page: ${busy.value.backendMicrosPerRow.join(' ')}; wall µs/row: ${busy.value.microsPerRow.join(' ')} (last ÷ first ${busy.value.wallLastVsFirst.toFixed(2)}); settle of its day ${busy.value.settleMs.toFixed(0)} ms.`,
         `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
-        `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}.`,
+        `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}. Pipeline child's flags: [${workerFlags}].`,
         `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod} (${writer.copyRuns.map((run) => seconds(run.ms)).join(', ')}).`,
         `Phases: backfill ${seconds(b.elapsedMs)}, bare fetch ${seconds(bare.value.elapsedMs)}, writer-vs-COPY ${seconds(phaseMs.writer)}, look-back ${seconds(phaseMs.lookback)}.`,
         `Look-back: ${lookback.passes} passes every ${lookback.passEveryMs / 1000} s over ${lookback.measuredMs / HOUR_MS} h simulated, ${lookback.arrivals} arrivals; ` +

@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../log.js';
 import { describeRedis } from '../redis/settings.js';
 import { createRedisClient, type RedisClient } from '../redis/connection.js';
+import { heapLimitMiB } from '../runtime/heap-policy.js';
 import { createPipelineRuntime, type PipelineRuntime } from '../runtime/pipeline.js';
 import {
   createJobTracker,
@@ -96,7 +97,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   );
   const watchdog = watchLiveness(options, runtime, tracker, workerId);
   const redis = describeRedis(config.redis);
-  const started = { queues: ALL_QUEUES, concurrency: options.jobs.concurrency, workerId, redis };
+  // The heap limit says whether the shipped heap policy is on (src/runtime/heap-policy.ts).
+  const started = {
+    queues: ALL_QUEUES,
+    concurrency: options.jobs.concurrency,
+    workerId,
+    redis,
+    heapLimitMiB: heapLimitMiB(),
+  };
   logger.info(started, 'worker started');
   const stopScheduleGuard = guardSchedules(config, queues, options.jobs, connection, logger);
   const parts: WorkerParts = {
