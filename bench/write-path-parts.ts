@@ -57,18 +57,20 @@ function generateRows(): CheckIn[] {
       locationId: venue.location,
       restaurantId: venue.restaurant,
       svcPayEnabled: i % 3 === 0,
-      createdAt: new Date(createdMs),
-      endedAt: i % 10 === 0 ? null : new Date(createdMs + 50 * 60_000),
+      createdAtMs: createdMs,
+      endedAtMs: i % 10 === 0 ? null : createdMs + 50 * 60_000,
       extra: null,
     } as CheckIn;
   });
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
 /** CSV files the server reads: every row, and each page's rows and directory rows. */
 function writeCsvFiles(rows: readonly CheckIn[], seenAt: Date, dir: string): void {
   const seen = seenAt.toISOString();
   const line = (c: CheckIn) =>
-    `${c.id},${c.locationId},${c.restaurantId},${c.svcPayEnabled ? 't' : 'f'},${c.createdAt.toISOString()},${c.endedAt?.toISOString() ?? ''},${seen},${seen}\n`;
+    `${c.id},${c.locationId},${c.restaurantId},${c.svcPayEnabled ? 't' : 'f'},${iso(c.createdAtMs)},${c.endedAtMs === null ? '' : iso(c.endedAtMs)},${seen},${seen}\n`;
   const write = (name: string, text: string) => {
     writeFileSync(`${dir}/${name}`, text);
     chmodSync(`${dir}/${name}`, 0o644); // the server reads them as its own user
@@ -77,7 +79,7 @@ function writeCsvFiles(rows: readonly CheckIn[], seenAt: Date, dir: string): voi
   for (let i = 0; i < rows.length; i += PAGE) {
     const page = rows.slice(i, i + PAGE);
     write(`page-${i}.csv`, page.map(line).join(''));
-    write(`ids-${i}.csv`, page.map((c) => `${c.id},${c.createdAt.toISOString()}\n`).join(''));
+    write(`ids-${i}.csv`, page.map((c) => `${c.id},${iso(c.createdAtMs)}\n`).join(''));
   }
 }
 

@@ -108,7 +108,7 @@ async function measureOn(
       rejections: [],
       firstMet: [],
       checkpoint: {
-        cursorBefore: page.at(-1)!.createdAt,
+        cursorBefore: new Date(page.at(-1)!.createdAtMs),
         cursorPage: 0,
         rows: page.length,
         apiTotalCount: perDay,

@@ -48,9 +48,9 @@ const COLUMNS =
 
 function csvLine(checkIn: CheckIn, seenAt: string): string {
   // Unquoted empty field = NULL in CSV format; every other value here is free of commas and quotes.
-  const ended = checkIn.endedAt?.toISOString() ?? '';
+  const ended = checkIn.endedAtMs === null ? '' : new Date(checkIn.endedAtMs).toISOString();
   const flag = checkIn.svcPayEnabled ? 't' : 'f';
-  return `${checkIn.id},${checkIn.locationId},${checkIn.restaurantId},${flag},${checkIn.createdAt.toISOString()},${ended},${seenAt},${seenAt}\n`;
+  return `${checkIn.id},${checkIn.locationId},${checkIn.restaurantId},${flag},${new Date(checkIn.createdAtMs).toISOString()},${ended},${seenAt},${seenAt}\n`;
 }
 
 async function* windowPages(api: PartnerApi, window: Window, pageSize: number): AsyncGenerator<CheckIn[]> {
@@ -70,10 +70,7 @@ async function* windowPages(api: PartnerApi, window: Window, pageSize: number): 
     const result = first.value;
     yield result.records;
     if (result.pagination.nextPage === null || result.records.length + result.rejections.length === 0) return;
-    const oldest = result.records.reduce(
-      (min, r) => Math.min(min, r.createdAt.getTime()),
-      Number.POSITIVE_INFINITY,
-    );
+    const oldest = result.records.reduce((min, r) => Math.min(min, r.createdAtMs), Number.POSITIVE_INFINITY);
     const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
     if (bound === null) page++;
     else {

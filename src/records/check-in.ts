@@ -13,7 +13,7 @@ import {
   isoTimestampSchema,
   isUuid,
   nullableIsoTimestampSchema,
-  parseIsoTimestamp,
+  parseIsoTimestampMs,
   uuidSchema,
 } from './primitives.js';
 
@@ -21,10 +21,13 @@ import {
 export interface CheckIn {
   /** Lower-case UUID. */
   id: string;
-  /** Visit start; the feed's date filters apply to it. */
-  createdAt: Date;
-  /** Visit end; null while the visit is ongoing. */
-  endedAt: Date | null;
+  /**
+   * Visit start, epoch milliseconds; the feed's date filters apply to it. Numbers, not `Date`s:
+   * a backfill holds a few thousand records at a time (issue 39, src/records/primitives.ts).
+   */
+  createdAtMs: number;
+  /** Visit end, epoch milliseconds; null while the visit is ongoing. */
+  endedAtMs: number | null;
   svcPayEnabled: boolean;
   /** Full form in the venue feed, short form in member history and single retrieval. */
   location: Location;
@@ -64,8 +67,8 @@ function toCheckIn(
   const location = wire.location;
   return {
     id: wire.id,
-    createdAt: wire.created_at,
-    endedAt: wire.ended_at,
+    createdAtMs: wire.created_at.getTime(),
+    endedAtMs: wire.ended_at?.getTime() ?? null,
     svcPayEnabled: wire.svc_pay_enabled,
     location,
     locationId: location.id,
@@ -113,14 +116,14 @@ function knownFeedCheckIn(raw: unknown): ParseResult<CheckIn> | null {
   const { id, object, svc_pay_enabled: pay, created_at: created, ended_at: ended } = record;
   if (!isUuid(id) || object !== 'check_in' || typeof pay !== 'boolean' || typeof created !== 'string')
     return null;
-  const createdAt = parseIsoTimestamp(created);
+  const createdAt = parseIsoTimestampMs(created);
   if (!createdAt.ok) return null;
-  let endedAt: Date | null = null;
+  let endedAtMs: number | null = null;
   if (ended !== null) {
     if (typeof ended !== 'string') return null;
-    const parsed = parseIsoTimestamp(ended);
+    const parsed = parseIsoTimestampMs(ended);
     if (!parsed.ok) return null;
-    endedAt = parsed.value;
+    endedAtMs = parsed.value;
   }
   // A location seen before, unchanged, skips zod's call (most of a page's records).
   let location = feedLocations.remembered(record['location']);
@@ -139,8 +142,8 @@ function knownFeedCheckIn(raw: unknown): ParseResult<CheckIn> | null {
     ok: true,
     record: {
       id: id.toLowerCase(),
-      createdAt: createdAt.value,
-      endedAt,
+      createdAtMs: createdAt.value,
+      endedAtMs,
       svcPayEnabled: pay,
       location,
       locationId: location.id,

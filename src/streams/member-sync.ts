@@ -228,11 +228,11 @@ async function syncMemberCheckIns(
   return { rejected, resumePage: resume, newVisits };
 }
 
-function oldestCreatedAt(records: readonly { createdAt: Date }[]): Date | undefined {
-  let oldest: Date | undefined;
-  for (const record of records)
-    if (oldest === undefined || record.createdAt < oldest) oldest = record.createdAt;
-  return oldest;
+function oldestCreatedAt(records: readonly { createdAtMs: number }[]): Date | undefined {
+  if (records.length === 0) return undefined;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
+  return new Date(oldest);
 }
 
 /** All the member's memberships, paged to the end with a sane page size (the API does not cap it). */

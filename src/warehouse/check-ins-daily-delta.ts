@@ -17,7 +17,10 @@ export interface DailyRollupDelta {
   medianChanged: boolean[];
 }
 
-type NewCheckIn = Pick<CheckIn, 'restaurantId' | 'locationId' | 'createdAt' | 'endedAt' | 'svcPayEnabled'>;
+type NewCheckIn = Pick<
+  CheckIn,
+  'restaurantId' | 'locationId' | 'createdAtMs' | 'endedAtMs' | 'svcPayEnabled'
+>;
 
 /** Groups a page's new rows (each id once) the way the insert trigger of migration 0009 does. */
 export function dailyRollupDelta(checkIns: readonly NewCheckIn[]): DailyRollupDelta {
@@ -35,7 +38,7 @@ export function dailyRollupDelta(checkIns: readonly NewCheckIn[]): DailyRollupDe
   const groupsOf = new Map<string, Map<number, number>>();
   const movedGroupOf = new Map<string, number>();
   for (const checkIn of checkIns) {
-    const dayNumber = Math.floor(checkIn.createdAt.getTime() / DAY_MS);
+    const dayNumber = Math.floor(checkIn.createdAtMs / DAY_MS);
     let days = groupsOf.get(checkIn.locationId);
     if (days === undefined) groupsOf.set(checkIn.locationId, (days = new Map<number, number>()));
     let group = days.get(dayNumber);
@@ -46,7 +49,7 @@ export function dailyRollupDelta(checkIns: readonly NewCheckIn[]): DailyRollupDe
     } else if (group === undefined) days.set(dayNumber, (group = newGroup(delta, dayNumber, checkIn)));
     delta.checkIns[group]! += 1;
     if (checkIn.svcPayEnabled) delta.svcPayCheckIns[group]! += 1;
-    if (checkIn.endedAt !== null) delta.medianChanged[group] = true;
+    if (checkIn.endedAtMs !== null) delta.medianChanged[group] = true;
   }
   return delta;
 }

@@ -100,7 +100,7 @@ function pageCheckInsCte(unique: readonly CheckIn[]): RawBuilder<unknown> | null
   if (unique.length === 0) return null;
   // Timestamps travel as epoch milliseconds (int8): no toISOString per row in Node, no
   // quoting in the array literal, and Postgres adds an interval instead of parsing a date
-  // (exact: a Date holds whole milliseconds). Ids, numbers and flags travel as array literals
+  // (exact: a record holds whole milliseconds). Ids, numbers and flags travel as array literals
   // joined here (array-literals.ts), one string per column. A page without extra fields sends
   // an empty jsonb[]: unnest pads the shorter array with nulls.
   return sql`page_check_ins as (
@@ -113,8 +113,8 @@ function pageCheckInsCte(unique: readonly CheckIn[]): RawBuilder<unknown> | null
         ${uuidArrayLiteral(unique, (c) => c.locationId)}::uuid[],
         ${uuidArrayLiteral(unique, (c) => c.restaurantId)}::uuid[],
         ${booleanArrayLiteral(unique, (c) => c.svcPayEnabled)}::boolean[],
-        ${integerArrayLiteral(unique, (c) => c.createdAt.getTime())}::int8[],
-        ${integerArrayLiteral(unique, (c) => (c.endedAt === null ? null : c.endedAt.getTime()))}::int8[],
+        ${integerArrayLiteral(unique, (c) => c.createdAtMs)}::int8[],
+        ${integerArrayLiteral(unique, (c) => c.endedAtMs)}::int8[],
         ${extrasOf(unique)}::jsonb[]
       ) as t(id, location_id, restaurant_id, svc_pay_enabled, created_ms, ended_ms, extra))`;
 }

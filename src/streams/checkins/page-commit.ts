@@ -233,8 +233,8 @@ export class WindowPageCommitter {
 /** The records at the page's oldest instant, by id. */
 function oldestRows(records: readonly CheckIn[]): Map<string, CheckIn> {
   let oldest = Number.POSITIVE_INFINITY;
-  for (const record of records) oldest = Math.min(oldest, record.createdAt.getTime());
-  return new Map(records.filter((r) => r.createdAt.getTime() === oldest).map((r) => [r.id, r]));
+  for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
+  return new Map(records.filter((r) => r.createdAtMs === oldest).map((r) => [r.id, r]));
 }
 
 /**
@@ -260,8 +260,8 @@ function withoutUnchangedEdgeRows(
 /** Whether two reads of a check-in store the same columns (last_seen_at aside). */
 function sameStoredContent(a: CheckIn, b: CheckIn): boolean {
   return (
-    a.createdAt.getTime() === b.createdAt.getTime() &&
-    (a.endedAt?.getTime() ?? null) === (b.endedAt?.getTime() ?? null) &&
+    a.createdAtMs === b.createdAtMs &&
+    a.endedAtMs === b.endedAtMs &&
     a.svcPayEnabled === b.svcPayEnabled &&
     a.locationId === b.locationId &&
     a.restaurantId === b.restaurantId &&

@@ -44,7 +44,7 @@ export async function pageToEnd(
         if (parts !== null) return { requests: reader.requests, rows, split: parts };
       }
       const done = page.pagination.nextPage === null || page.records.length + page.rejections.length === 0;
-      const createdAts = page.records.map((record) => record.createdAt.getTime());
+      const createdAts = page.records.map((record) => record.createdAtMs);
       const next = advanceKeyset(cursor, createdAts, done);
       // The next page's bound is known now: fetch it while this page commits. Its rows cannot be
       // written before this page's checkpoint, and a crash re-fetches from that checkpoint anyway.

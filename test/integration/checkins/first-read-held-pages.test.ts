@@ -50,7 +50,7 @@ function feedPages(hour = 18): { page: Page<CheckIn>; nextBefore: number }[] {
           pageSize: PAGE_ROWS,
         },
       },
-      nextBefore: records.at(-1)!.createdAt.getTime(),
+      nextBefore: records.at(-1)!.createdAtMs,
     });
   }
   return pages;
@@ -137,7 +137,7 @@ describe("a window's first read writes its plain pages several at a time", () =>
     const stored = pages[2]!.page.records[1]!;
     await commitCheckInPage(t.db, {
       window: movedWindow,
-      checkIns: [{ ...stored, endedAt: null }],
+      checkIns: [{ ...stored, endedAtMs: null }],
       locations: [],
       rejections: [],
       firstMet: [],
@@ -170,7 +170,9 @@ describe("a window's first read writes its plain pages several at a time", () =>
     expect(rows).toHaveLength(PAGES * PAGE_ROWS);
     const lastSeen = new Map(rows.map((row) => [row.id, row.last_seen_at.getTime()]));
     // The stored id took this read's values (its end), stamped with its page's read time.
-    expect(rows.find((row) => row.id === stored.id)?.ended_at).toEqual(stored.endedAt);
+    expect(rows.find((row) => row.id === stored.id)?.ended_at).toEqual(
+      stored.endedAtMs === null ? null : new Date(stored.endedAtMs),
+    );
     for (const [index, { page }] of pages.entries()) {
       if (index >= 1 && index <= HELD)
         for (const record of page.records)

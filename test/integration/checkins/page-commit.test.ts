@@ -91,7 +91,7 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
 
   it('keeps the stale-write guard: an older read changes nothing, and a known end is never unset', async () => {
     const [visit] = checkIns(1);
-    const ended = { ...visit!, endedAt: new Date('2024-05-01T19:30:00Z'), svcPayEnabled: true };
+    const ended = { ...visit!, endedAtMs: Date.parse('2024-05-01T19:30:00Z'), svcPayEnabled: true };
     const older = new Date(seenAt.getTime() - 60_000);
     const newer = new Date(seenAt.getTime() + 60_000);
     const at = (when: Date, rows: CheckIn[]) =>
@@ -104,16 +104,16 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
         .executeTakeFirstOrThrow();
 
     await commitCheckInPage(t.db, at(seenAt, [ended]));
-    await commitCheckInPage(t.db, at(older, [{ ...visit!, endedAt: null, svcPayEnabled: false }]));
+    await commitCheckInPage(t.db, at(older, [{ ...visit!, endedAtMs: null, svcPayEnabled: false }]));
     expect(await storedVisit()).toEqual({
-      ended_at: ended.endedAt,
+      ended_at: new Date(ended.endedAtMs),
       svc_pay_enabled: true,
       last_seen_at: seenAt,
     });
 
-    await commitCheckInPage(t.db, at(newer, [{ ...visit!, endedAt: null, svcPayEnabled: false }]));
+    await commitCheckInPage(t.db, at(newer, [{ ...visit!, endedAtMs: null, svcPayEnabled: false }]));
     expect(await storedVisit()).toEqual({
-      ended_at: ended.endedAt,
+      ended_at: new Date(ended.endedAtMs),
       svc_pay_enabled: false,
       last_seen_at: newer,
     });
@@ -129,8 +129,8 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
     // The same visit read again with another start (moved within the window) and an end, beside a new one.
     const moved = {
       ...first!,
-      createdAt: new Date('2024-05-01T18:59:00Z'),
-      endedAt: new Date('2024-05-01T20:00:00Z'),
+      createdAtMs: Date.parse('2024-05-01T18:59:00Z'),
+      endedAtMs: Date.parse('2024-05-01T20:00:00Z'),
     };
     const later = new Date(seenAt.getTime() + 60_000);
     const [fresh] = checkIns(1);
@@ -149,12 +149,17 @@ describe('a check-in page commits its rows and its checkpoint together', () => {
       .where('id', '=', first!.id)
       .execute();
     expect(copies).toEqual([
-      { created_at: moved.createdAt, ended_at: moved.endedAt, first_seen_at: seenAt, last_seen_at: later },
+      {
+        created_at: new Date(moved.createdAtMs),
+        ended_at: new Date(moved.endedAtMs),
+        first_seen_at: seenAt,
+        last_seen_at: later,
+      },
     ]);
     const { rows: directory } = await sql<{ created_at: Date }>`
       select created_at from rewards.check_in_ids where id in (${first!.id}, ${fresh!.id})`.execute(t.db);
     expect(directory.map((d) => d.created_at.getTime()).sort()).toEqual(
-      [moved.createdAt.getTime(), fresh!.createdAt.getTime()].sort(),
+      [moved.createdAtMs, fresh!.createdAtMs].sort(),
     );
   });
 });

@@ -100,13 +100,13 @@ type Operation = typeof operation extends fc.Arbitrary<infer T> ? T : never;
 type PageRow = typeof record extends fc.Arbitrary<infer T> ? T : never;
 
 function toCheckIn(row: PageRow): CheckIn {
-  const createdAt = new Date(DAYS[row.day]! + row.minute * 60_000);
+  const createdAtMs = DAYS[row.day]! + row.minute * 60_000;
   return {
     ...base,
     ...LOCATIONS[row.location]!,
     id: IDS[row.id]!,
-    createdAt,
-    endedAt: row.visit === null ? null : new Date(createdAt.getTime() + row.visit * 60_000),
+    createdAtMs,
+    endedAtMs: row.visit === null ? null : createdAtMs + row.visit * 60_000,
     svcPayEnabled: row.pay,
   };
 }

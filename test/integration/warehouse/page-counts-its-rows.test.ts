@@ -19,8 +19,8 @@ const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')
 const row = (i: number, at: string, ended: boolean): CheckIn => ({
   ...base,
   id: id(i),
-  createdAt: new Date(at),
-  endedAt: ended ? new Date(Date.parse(at) + 20 * 60_000) : null,
+  createdAtMs: Date.parse(at),
+  endedAtMs: ended ? Date.parse(at) + 20 * 60_000 : null,
   svcPayEnabled: i % 2 === 0,
 });
 const SEEN = new Date('2026-11-10T12:34:00Z');

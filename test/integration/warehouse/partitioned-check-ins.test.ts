@@ -27,8 +27,8 @@ function checkIn(id: string, createdAt: string, endedMinutes: number | null = 30
   return {
     ...base,
     id,
-    createdAt: created,
-    endedAt: endedMinutes === null ? null : new Date(created.getTime() + endedMinutes * 60_000),
+    createdAtMs: created.getTime(),
+    endedAtMs: endedMinutes === null ? null : created.getTime() + endedMinutes * 60_000,
   };
 }
 

@@ -27,8 +27,8 @@ const base = (() => {
 const checkIn = (n: number, createdAt: string): CheckIn => ({
   ...base,
   id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-  createdAt: new Date(createdAt),
-  endedAt: new Date(Date.parse(createdAt) + 30 * 60_000),
+  createdAtMs: Date.parse(createdAt),
+  endedAtMs: Date.parse(createdAt) + 30 * 60_000,
 });
 
 describe('retention drops whole months past CHECKINS_RETENTION; the rollup keeps its days', () => {

@@ -177,12 +177,12 @@ describe('check_in', () => {
     expect(c).toMatchObject({
       id: fx.IDS.checkIn,
       svcPayEnabled: true,
-      endedAt: null,
+      endedAtMs: null,
       locationId: fx.IDS.location,
       restaurantId: fx.IDS.restaurant,
       neighborhoodId: fx.IDS.neighborhood,
     });
-    expect(c.createdAt.toISOString()).toBe('2024-05-01T18:30:00.123Z');
+    expect(new Date(c.createdAtMs).toISOString()).toBe('2024-05-01T18:30:00.123Z');
     expect(c.location.form).toBe('full');
     expect(c.location.raw).toEqual(fx.fullLocation());
   });
@@ -190,7 +190,7 @@ describe('check_in', () => {
   it('member history / single retrieval: short location, ended_at with an offset', () => {
     const c = record(parseShortFormCheckIn(fx.shortFormCheckIn()));
     expect(c.location.form).toBe('short');
-    expect(c.endedAt?.toISOString()).toBe('2024-05-02T03:00:00.000Z');
+    expect(c.endedAtMs).toBe(Date.parse('2024-05-02T03:00:00.000Z'));
   });
 
   it('the feed parser rejects a short-form location instead of guessing', () => {

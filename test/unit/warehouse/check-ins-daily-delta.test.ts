@@ -37,20 +37,30 @@ const newRow = fc
   })
   .map(({ venue, ms, ended, pay }) => ({
     ...VENUES[venue]!,
-    createdAt: new Date(T0 + ms),
-    endedAt: ended ? new Date(T0 + ms + 30 * 60_000) : null,
+    createdAtMs: T0 + ms,
+    endedAtMs: ended ? T0 + ms + 30 * 60_000 : null,
     svcPayEnabled: pay,
   }));
 
 describe('dailyRollupDelta: a page of new rows as check_ins_daily groups', () => {
   it('groups by UTC day, restaurant and location: counts, svc-pay counts, and which medians change', () => {
     const delta = dailyRollupDelta([
-      { ...VENUES[0]!, createdAt: new Date('2026-10-31T23:59:59.999Z'), endedAt: null, svcPayEnabled: true },
-      { ...VENUES[0]!, createdAt: new Date('2026-11-01T00:00:00.000Z'), endedAt: null, svcPayEnabled: false },
       {
         ...VENUES[0]!,
-        createdAt: new Date('2026-11-01T10:00:00Z'),
-        endedAt: new Date('2026-11-01T10:30:00Z'),
+        createdAtMs: Date.parse('2026-10-31T23:59:59.999Z'),
+        endedAtMs: null,
+        svcPayEnabled: true,
+      },
+      {
+        ...VENUES[0]!,
+        createdAtMs: Date.parse('2026-11-01T00:00:00.000Z'),
+        endedAtMs: null,
+        svcPayEnabled: false,
+      },
+      {
+        ...VENUES[0]!,
+        createdAtMs: Date.parse('2026-11-01T10:00:00Z'),
+        endedAtMs: Date.parse('2026-11-01T10:30:00Z'),
         svcPayEnabled: true,
       },
     ]);
@@ -66,11 +76,11 @@ describe('dailyRollupDelta: a page of new rows as check_ins_daily groups', () =>
   });
 
   it('keeps a location under two restaurants on one day as two groups, in any order of rows', () => {
-    const at = new Date('2026-11-01T10:00:00Z');
+    const at = Date.parse('2026-11-01T10:00:00Z');
     const row = (venue: number) => ({
       ...VENUES[venue]!,
-      createdAt: at,
-      endedAt: null,
+      createdAtMs: at,
+      endedAtMs: null,
       svcPayEnabled: false,
     });
     const delta = dailyRollupDelta([row(0), row(3), row(0), row(3), row(3)]);
@@ -85,11 +95,11 @@ describe('dailyRollupDelta: a page of new rows as check_ins_daily groups', () =>
         const delta = dailyRollupDelta(rows);
         const naive = new Map<string, { n: number; pay: number; median: boolean }>();
         for (const row of rows) {
-          const key = `${row.createdAt.toISOString().slice(0, 10)} ${row.restaurantId} ${row.locationId}`;
+          const key = `${new Date(row.createdAtMs).toISOString().slice(0, 10)} ${row.restaurantId} ${row.locationId}`;
           const group = naive.get(key) ?? { n: 0, pay: 0, median: false };
           group.n += 1;
           group.pay += row.svcPayEnabled ? 1 : 0;
-          group.median ||= row.endedAt !== null;
+          group.median ||= row.endedAtMs !== null;
           naive.set(key, group);
         }
         const grouped = new Map(
