@@ -3,16 +3,16 @@ import { getHeapStatistics } from 'node:v8';
 /**
  * The V8 heap settings every shipped launcher starts a worker with: the image's NODE_OPTIONS, the
  * systemd unit's, `npm start`'s command line (test/unit/deploy/heap-policy.test.ts keeps them equal
- * to this). Why (issue 39, BENCHMARKS.md "Heap policy"): a check-in backfill promotes its records
+ * to this). Why (issue 39, BENCHMARKS.md "Session 8"): a check-in backfill promotes its records
  * to the old generation at a steady rate, and with V8's defaults the old generation grows to about
  * four times its live ~25 MB before each full collection, so the pass peaked at ~200 MB RSS.
  * - `--max-old-space-size=1024`: below 2 GiB, V8 scales its heap-growing factor down with the
  *   limit (about 1.6 here), so a full collection comes at ~40 MB instead of ~100. The live heap is
- *   ~25 MB; 1 GiB is forty times that, never a limit the worker meets.
+ *   ~25 MB during a backfill; 1 GiB is forty times that.
  * - `--max-semi-space-size=8`: a young generation of 16 MB instead of 32. What a page allocates
- *   dies young or lives through its write either way; the smaller semi-spaces cost no more
- *   scavenging time and made the cap above cheaper (fewer bytes copied per scavenge).
- * Measured: peak RSS ~205 → ~138 MB for about 10 % more of the pass's CPU.
+ *   dies young or lives through its write either way: the pass's scavenge pauses stayed the same
+ *   (0.61 s), and the cap above cost +13 % CPU with it against +27 % without.
+ * Measured: peak RSS ~205 → ~138 MB (BENCHMARKS.md, "Session 8").
  */
 export const WORKER_NODE_OPTIONS = '--max-old-space-size=1024 --max-semi-space-size=8';
 
