@@ -38,16 +38,15 @@ export async function explainPageWrite(
     restaurantId: randomUUID(),
   }));
   const make = (n: number, offset: number): CheckIn[] =>
-    Array.from({ length: n }, (_, i) => {
-      const createdAt = new Date(
-        dayStart + Math.floor(((offset + i) * 86_400_000) / (options.before + options.pageSize + 1)),
-      );
+    Array.from({ length: n }, (_, i): CheckIn => {
+      const createdAtMs =
+        dayStart + Math.floor(((offset + i) * 86_400_000) / (options.before + options.pageSize + 1));
       return {
         ...base,
         ...locations[(offset + i) % locations.length]!,
         id: randomUUID(),
-        createdAt,
-        endedAt: new Date(createdAt.getTime() + 30 * 60_000),
+        createdAtMs,
+        endedAtMs: createdAtMs + 30 * 60_000,
       };
     });
   for (let offset = 0; offset < options.before; offset += options.pageSize) {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_NODE_OPTIONS } from '../../../src/runtime/heap-policy.js';
 import type { StatusReport } from '../../../src/status/status-report.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { createProcessPool } from '../../helpers/processes.js';
@@ -49,10 +50,15 @@ describe('a worker binds its HTTP port before taking any job', () => {
   });
 
   it('HTTP_PORT=0 binds a free port, named in the log and in the worker record `status` shows', async () => {
-    const worker = pool.spawnCli(['worker'], { env: env('0') });
+    // Started as the image and the systemd unit start it: the heap policy in NODE_OPTIONS.
+    const worker = pool.spawnCli(['worker'], { env: { ...env('0'), NODE_OPTIONS: WORKER_NODE_OPTIONS } });
     const line = await worker.waitForLog((entry) => entry.msg?.startsWith('status page on') === true, 60_000);
     const port = line.port as number;
     expect(port).toBeGreaterThan(0);
+    // The start line says which heap limit the worker runs with (src/runtime/heap-policy.ts).
+    const started = await worker.waitForLog((entry) => entry.msg === 'worker started', 60_000);
+    expect(started.heapLimitMiB).toBeGreaterThanOrEqual(1024);
+    expect(started.heapLimitMiB).toBeLessThan(1100);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     let report: StatusReport | undefined;
     for (let i = 0; i < 60 && report?.workers.live.length !== 1; i++) {
