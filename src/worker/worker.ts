@@ -97,15 +97,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   );
   const watchdog = watchLiveness(options, runtime, tracker, workerId);
   const redis = describeRedis(config.redis);
+  const started = { queues: ALL_QUEUES, concurrency: options.jobs.concurrency, workerId, redis };
   // The heap limit says whether the shipped heap policy is on (src/runtime/heap-policy.ts).
-  const started = {
-    queues: ALL_QUEUES,
-    concurrency: options.jobs.concurrency,
-    workerId,
-    redis,
-    heapLimitMiB: heapLimitMiB(),
-  };
-  logger.info(started, 'worker started');
+  logger.info({ ...started, heapLimitMiB: heapLimitMiB() }, 'worker started');
   const stopScheduleGuard = guardSchedules(config, queues, options.jobs, connection, logger);
   const parts: WorkerParts = {
     runtime,
