@@ -19,6 +19,7 @@ import { checkInInsert } from '../src/warehouse/check-ins.js';
 import type { DB } from '../src/warehouse/schema.js';
 import { createBenchDatabase } from './lib/bench-database.js';
 import { startBenchPostgres, type BenchPostgres } from './lib/bench-postgres.js';
+import { COPY_COLUMNS, csvLine } from './lib/writer-vs-copy.js';
 
 const PAGE = 500;
 const DAY_MS = 86_400_000;
@@ -40,8 +41,6 @@ for (const [name, value] of [
 ] as const)
   if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive whole number`);
 
-const COPY_COLUMNS =
-  'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at';
 const START_MS = Date.UTC(2026, 9, 1);
 
 function generateRows(): CheckIn[] {
@@ -64,13 +63,10 @@ function generateRows(): CheckIn[] {
   });
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** CSV files the server reads: every row, and each page's rows and directory rows. */
 function writeCsvFiles(rows: readonly CheckIn[], seenAt: Date, dir: string): void {
   const seen = seenAt.toISOString();
-  const line = (c: CheckIn) =>
-    `${c.id},${c.locationId},${c.restaurantId},${c.svcPayEnabled ? 't' : 'f'},${iso(c.createdAtMs)},${c.endedAtMs === null ? '' : iso(c.endedAtMs)},${seen},${seen}\n`;
+  const line = (c: CheckIn) => csvLine(c, seen);
   const write = (name: string, text: string) => {
     writeFileSync(`${dir}/${name}`, text);
     chmodSync(`${dir}/${name}`, 0o644); // the server reads them as its own user
@@ -79,7 +75,7 @@ function writeCsvFiles(rows: readonly CheckIn[], seenAt: Date, dir: string): voi
   for (let i = 0; i < rows.length; i += PAGE) {
     const page = rows.slice(i, i + PAGE);
     write(`page-${i}.csv`, page.map(line).join(''));
-    write(`ids-${i}.csv`, page.map((c) => `${c.id},${iso(c.createdAtMs)}\n`).join(''));
+    write(`ids-${i}.csv`, page.map((c) => `${c.id},${new Date(c.createdAtMs).toISOString()}\n`).join(''));
   }
 }
 

@@ -43,10 +43,12 @@ interface CopyRun {
 /** Runs a piece of work as a measured Postgres phase (BenchPostgres.phase). */
 type Phase = <T>(work: () => Promise<T>) => Promise<{ value: T; postgres: PostgresPhase }>;
 
-const COLUMNS =
+/** The columns of csvLine's rows, in order, for `COPY rewards.check_ins (…)`. */
+export const COPY_COLUMNS =
   'id, location_id, restaurant_id, svc_pay_enabled, created_at, ended_at, first_seen_at, last_seen_at';
 
-function csvLine(checkIn: CheckIn, seenAt: string): string {
+/** One check-in as a CSV line of COPY_COLUMNS, seen at `seenAt` (ISO text). */
+export function csvLine(checkIn: CheckIn, seenAt: string): string {
   // Unquoted empty field = NULL in CSV format; every other value here is free of commas and quotes.
   const ended = checkIn.endedAtMs === null ? '' : new Date(checkIn.endedAtMs).toISOString();
   const flag = checkIn.svcPayEnabled ? 't' : 'f';
@@ -171,7 +173,7 @@ export async function compareWriterWithCopy(options: {
       const started = performance.now();
       await sql
         .raw(
-          `copy rewards.${table} (${COLUMNS}) from '${options.csvPath.replaceAll("'", "''")}' with (format csv)`,
+          `copy rewards.${table} (${COPY_COLUMNS}) from '${options.csvPath.replaceAll("'", "''")}' with (format csv)`,
         )
         .execute(db);
       ms = performance.now() - started;

@@ -202,7 +202,7 @@ async function syncMemberCheckIns(
         const decision = afterMemberCheckInPage({
           ids: [...result.records.map((r) => r.id), ...result.rejections.map((r) => r.recordId ?? '')],
           known: facts.known,
-          oldestOnPage: oldestCreatedAt(result.records),
+          oldestOnPageMs: oldestCreatedAtMs(result.records),
           oldestOngoingStored: facts.oldestOngoing,
           lastPage: result.pagination.nextPage === null,
         });
@@ -228,11 +228,11 @@ async function syncMemberCheckIns(
   return { rejected, resumePage: resume, newVisits };
 }
 
-function oldestCreatedAt(records: readonly { createdAtMs: number }[]): Date | undefined {
+function oldestCreatedAtMs(records: readonly { createdAtMs: number }[]): number | undefined {
   if (records.length === 0) return undefined;
   let oldest = Number.POSITIVE_INFINITY;
   for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
-  return new Date(oldest);
+  return oldest;
 }
 
 /** All the member's memberships, paged to the end with a sane page size (the API does not cap it). */

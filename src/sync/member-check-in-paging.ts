@@ -10,8 +10,8 @@ export interface MemberPageFacts {
   ids: readonly string[];
   /** Ids stored before this pass. */
   known: ReadonlySet<string>;
-  /** Oldest created_at on the page (undefined for an empty page). */
-  oldestOnPage: Date | undefined;
+  /** Oldest created_at on the page, epoch milliseconds (undefined for an empty page). */
+  oldestOnPageMs: number | undefined;
   /** Oldest stored visit still ongoing (ended_at null), if any. */
   oldestOngoingStored: Date | null;
   /** The API says there is no next page. */
@@ -26,7 +26,7 @@ export function afterMemberCheckInPage(facts: MemberPageFacts): MemberPagingDeci
   if (!allKnown) return 'next';
   const ongoingBelow =
     facts.oldestOngoingStored !== null &&
-    facts.oldestOnPage !== undefined &&
-    facts.oldestOnPage.getTime() > facts.oldestOngoingStored.getTime();
+    facts.oldestOnPageMs !== undefined &&
+    facts.oldestOnPageMs > facts.oldestOngoingStored.getTime();
   return ongoingBelow ? 'next' : 'done';
 }

@@ -4,30 +4,41 @@ import { afterMemberCheckInPage } from '../../../src/sync/member-check-in-paging
 import { applyPiiPolicy, PII_FIELDS } from '../../../src/sync/member-pii.js';
 
 const KEY = Buffer.alloc(32, 7);
-const at = (minutes: number) => new Date(Date.UTC(2026, 10, 1) + minutes * 60_000);
+const atMs = (minutes: number) => Date.UTC(2026, 10, 1) + minutes * 60_000;
+const at = (minutes: number) => new Date(atMs(minutes));
 
 describe("afterMemberCheckInPage: when an incremental read of a member's visits stops", () => {
   const base = { known: new Set(['a', 'b', 'c']), oldestOngoingStored: null, lastPage: false };
 
   it('a page with a new visit: read on', () => {
-    expect(afterMemberCheckInPage({ ...base, ids: ['new', 'a'], oldestOnPage: at(10) })).toBe('next');
+    expect(afterMemberCheckInPage({ ...base, ids: ['new', 'a'], oldestOnPageMs: atMs(10) })).toBe('next');
   });
   it('a page of known visits with no ongoing one stored below it: done', () => {
-    expect(afterMemberCheckInPage({ ...base, ids: ['a', 'b'], oldestOnPage: at(10) })).toBe('done');
+    expect(afterMemberCheckInPage({ ...base, ids: ['a', 'b'], oldestOnPageMs: atMs(10) })).toBe('done');
   });
   it('known visits, but an ongoing one stored older than the page: read on to see whether it ended', () => {
     expect(
-      afterMemberCheckInPage({ ...base, ids: ['a', 'b'], oldestOnPage: at(10), oldestOngoingStored: at(5) }),
+      afterMemberCheckInPage({
+        ...base,
+        ids: ['a', 'b'],
+        oldestOnPageMs: atMs(10),
+        oldestOngoingStored: at(5),
+      }),
     ).toBe('next');
     expect(
-      afterMemberCheckInPage({ ...base, ids: ['a', 'b'], oldestOnPage: at(5), oldestOngoingStored: at(5) }),
+      afterMemberCheckInPage({
+        ...base,
+        ids: ['a', 'b'],
+        oldestOnPageMs: atMs(5),
+        oldestOngoingStored: at(5),
+      }),
     ).toBe('done');
   });
   it('the last page or an empty one: done', () => {
-    expect(afterMemberCheckInPage({ ...base, ids: ['new'], oldestOnPage: at(1), lastPage: true })).toBe(
+    expect(afterMemberCheckInPage({ ...base, ids: ['new'], oldestOnPageMs: atMs(1), lastPage: true })).toBe(
       'done',
     );
-    expect(afterMemberCheckInPage({ ...base, ids: [], oldestOnPage: undefined })).toBe('done');
+    expect(afterMemberCheckInPage({ ...base, ids: [], oldestOnPageMs: undefined })).toBe('done');
   });
   it('property: a page holding an id not stored is never the last one read (unless the API says so)', () => {
     fc.assert(
@@ -39,7 +50,7 @@ describe("afterMemberCheckInPage: when an incremental read of a member's visits 
           const decision = afterMemberCheckInPage({
             ...base,
             ids,
-            oldestOnPage: at(oldest),
+            oldestOnPageMs: atMs(oldest),
             oldestOngoingStored: ongoing === null ? null : at(ongoing),
           });
           if (ids.some((id) => !base.known.has(id))) expect(decision).toBe('next');
