@@ -27,9 +27,10 @@ import { secretValues } from '../src/config/secret-values.js';
 import { createLogger } from '../src/log.js';
 import { WORKER_NODE_OPTIONS } from '../src/runtime/heap-policy.js';
 import { createPipelineRuntime } from '../src/runtime/pipeline.js';
-import { planWindows } from '../src/sync/windows.js';
+import { planWindows, type Window } from '../src/sync/windows.js';
 import { windowOf, windowsInRange } from '../src/warehouse/sync-window-reads.js';
-import { bareFetchWindows } from './lib/bare-fetch.js';
+import { bareFetchWindows, type BareFetchOptions } from './lib/bare-fetch.js';
+import type { BareFetchChildResult } from './lib/bare-fetch-child.js';
 import type { BackfillResult } from './lib/backfill-child.js';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { measureLookback } from './lib/lookback-steady.js';
@@ -47,7 +48,7 @@ const BUDGET_RPS = 10;
 const HOUR_MS = 3_600_000;
 const RESULTS_PATH = '.bench/checkins.json';
 const BUSY_VENUE_PER_DAY = 20_000;
-const BARE_RUNS = 3;
+const PAIRED_RUNS = 3;
 
 const { values: args } = parseArgs({
   options: {
@@ -56,7 +57,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     /** What the pass promotes to V8's old generation, by allocation site (bench/lib/promoted-profile.ts). */
     'promoted-profile': { type: 'boolean', default: false },
-    /** Only phase 1 (the backfill), printed and not written to the results file: for quick trials. */
+    /** Only phase 1 (the backfill) and one bare loop, printed and not written to the results file: for quick trials. */
     'backfill-only': { type: 'boolean', default: false },
     /** Only phase 6 (the busy venue), three times in fresh databases, printed: for quick trials. */
     'busy-venue-only': { type: 'boolean', default: false },
@@ -90,7 +91,7 @@ async function usageDelta<T>(sim: SimulatorProcess, postgres: BenchPostgres, run
  * The backfill runs from the build (`dist/`, compiled here first) on plain node, as a deployed
  * worker does, so its memory is the service's and not the tsx loader's.
  */
-async function buildDist(): Promise<string> {
+async function buildDist(): Promise<{ backfill: string; bareFetch: string }> {
   const root = fileURLToPath(new URL('../', import.meta.url));
   const exitCode = await new Promise<number | null>((resolve) => {
     const tsc = spawn(
@@ -104,7 +105,43 @@ async function buildDist(): Promise<string> {
     tsc.once('exit', resolve);
   });
   if (exitCode !== 0) throw new Error(`tsc -p tsconfig.build.json failed (exit ${exitCode})`);
-  return `${root}dist/bench/lib/backfill-child.js`;
+  return {
+    backfill: `${root}dist/bench/lib/backfill-child.js`,
+    bareFetch: `${root}dist/bench/lib/bare-fetch-child.js`,
+  };
+}
+
+/** With --cpu-prof, each child writes a .cpuprofile (named by its pid) into .bench/profiles. */
+function cpuProfileFlags(): string[] {
+  return args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : [];
+}
+
+/** The V8 flags of a child given as one string (the heap policy's form). */
+function flagList(flags: string): string[] {
+  return flags.split(' ').filter((flag) => flag !== '');
+}
+
+/** One bare fetch loop in a fresh compiled child with `flags` (bench/lib/bare-fetch-child.ts). */
+async function runBareFetchChild(
+  script: string,
+  flags: string,
+  options: BareFetchOptions,
+  sim: SimulatorProcess,
+  postgres: BenchPostgres,
+) {
+  const { child } = await forkRpcChild<
+    {
+      fetch: (arg: BareFetchOptions) => Promise<BareFetchChildResult>;
+      close: (arg: null) => Promise<void>;
+    },
+    unknown
+  >(script, { env: process.env, execArgv: [...cpuProfileFlags(), ...flagList(flags)] });
+  try {
+    return await usageDelta(sim, postgres, () => child.call('fetch', options));
+  } finally {
+    await child.call('close', null).catch(() => undefined);
+    await child.exited;
+  }
 }
 
 async function runBackfillChild(
@@ -113,10 +150,7 @@ async function runBackfillChild(
   postgres: BenchPostgres,
   script: string,
 ) {
-  const execArgv = [
-    ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', '.bench/profiles'] : []),
-    ...workerFlags.split(' ').filter((flag) => flag !== ''),
-  ];
+  const execArgv = [...cpuProfileFlags(), ...flagList(workerFlags)];
   const { child } = await forkRpcChild<
     { backfill: (arg: null) => Promise<BackfillResult>; close: (arg: null) => Promise<void> },
     unknown
@@ -133,6 +167,74 @@ async function runBackfillChild(
   }
 }
 
+type BackfillRun = Awaited<ReturnType<typeof runBackfillChild>>;
+type BareRun = Awaited<ReturnType<typeof runBareFetchChild>>;
+
+/**
+ * Phases 1 and 2, alternated PAIRED_RUNS times: a full backfill from empty (each into a fresh
+ * database and Redis prefix) in a pipeline child, then the bare loop over the same windows in a
+ * child with the same flags. This machine's speed drifts by a third within minutes, so a ratio
+ * is taken within a pair, run back to back, and the pair with the median CPU ratio is the one
+ * reported. The first run's warehouse is kept for the look-back phase; the others are dropped.
+ */
+async function backfillsAgainstBare(context: {
+  env: NodeJS.ProcessEnv;
+  sim: SimulatorProcess;
+  postgres: BenchPostgres;
+  scripts: { backfill: string; bareFetch: string };
+  fetchOptions: Omit<BareFetchOptions, 'windows'>;
+  databases: BenchDatabase[];
+}) {
+  const { sim, postgres, scripts } = context;
+  const pairs: { backfill: BackfillRun; bare: BareRun; warehouseRows: number }[] = [];
+  let kept: { warehouse: BenchDatabase; env: NodeJS.ProcessEnv; windows: Window[] } | null = null;
+  for (let run = 1; run <= PAIRED_RUNS; run++) {
+    const database = await createBenchDatabase(postgres.url, `checkins${run}`);
+    context.databases.push(database);
+    const env = {
+      ...context.env,
+      DATABASE_URL: database.url,
+      REDIS_PREFIX: `bench-checkins-${randomBytes(4).toString('hex')}`,
+    };
+    const backfill = await runBackfillChild(env, sim, postgres, scripts.backfill);
+    const counted = await database.db
+      .selectFrom('rewards.check_ins')
+      .select((eb) => eb.fn.countAll<string>().as('rows'))
+      .executeTakeFirstOrThrow();
+    const warehouseRows = Number(counted.rows);
+    if (backfill.value.status !== 'succeeded' || warehouseRows !== checkIns) {
+      throw new Error(
+        `backfill ${run} ${backfill.value.status}: ${warehouseRows} rows in the warehouse, ${checkIns} generated`,
+      );
+    }
+    kept ??= {
+      warehouse: database,
+      env,
+      windows: (await windowsInRange(database.db, {}, ['complete'])).map(windowOf),
+    };
+    if (database !== kept.warehouse) {
+      await database.drop();
+      context.databases.splice(context.databases.indexOf(database), 1);
+    }
+    const bare = await runBareFetchChild(
+      scripts.bareFetch,
+      workerFlags,
+      { ...context.fetchOptions, windows: kept.windows },
+      sim,
+      postgres,
+    );
+    pairs.push({ backfill, bare, warehouseRows });
+    progress(
+      `  pair ${run}: backfill ${seconds(backfill.value.elapsedMs)} / ${backfill.value.cpuSeconds.toFixed(1)} CPU-s, bare ${seconds(bare.value.elapsedMs)} / ${bare.value.cpuSeconds.toFixed(1)} CPU-s`,
+    );
+  }
+  const cpuRatio = (pair: (typeof pairs)[number]) =>
+    pair.backfill.value.cpuSeconds / pair.bare.value.cpuSeconds;
+  const median = [...pairs].sort((x, y) => cpuRatio(x) - cpuRatio(y))[Math.floor(pairs.length / 2)]!;
+  const { warehouse, env, windows } = kept!;
+  return { pairs, median, warehouse, env, windows, bareOptions: { ...context.fetchOptions, windows } };
+}
+
 async function main(): Promise<void> {
   const base: Config = loadConfig(process.env);
   const anchorMs = Math.floor((Date.now() - 10 * 60_000) / 60_000) * 60_000;
@@ -147,13 +249,10 @@ async function main(): Promise<void> {
   const csvPath = `/tmp/rewards-etl-bench-${randomBytes(4).toString('hex')}.csv`;
   let closeRuntime: (() => Promise<void>) | undefined;
   try {
-    const warehouse = await createBenchDatabase(postgres.url, 'checkins');
-    databases.push(warehouse);
+    // DATABASE_URL and REDIS_PREFIX are set per backfill run (backfillsAgainstBare).
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      DATABASE_URL: warehouse.url,
       REDIS_URL: base.redisUrl.reveal(),
-      REDIS_PREFIX: `bench-checkins-${randomBytes(4).toString('hex')}`,
       SVC_API_BASE_URL: sim.baseUrl,
       SVC_API_KEY: sim.apiKey,
       SVC_RATE_LIMIT_RPS: NO_RATE_LIMIT_RPS,
@@ -165,11 +264,10 @@ async function main(): Promise<void> {
       CHECKINS_EVERY: '1m',
       LOG_LEVEL: 'warn',
     };
-    const config = loadConfig(env);
     const fetchOptions = {
       baseUrl: sim.baseUrl,
       apiKey: sim.apiKey,
-      userAgent: config.api.userAgent,
+      userAgent: base.api.userAgent,
       pageSize: PAGE_SIZE,
     };
 
@@ -180,46 +278,43 @@ async function main(): Promise<void> {
     });
 
     progress('building dist/ (the backfill child runs compiled, on plain node)');
-    const backfillScript = await buildDist();
-    progress('1/5 backfill: runCheckinsPass from empty, in a pipeline child process');
-    const backfill = await runBackfillChild(env, sim, postgres, backfillScript);
-    const counted = await warehouse.db
-      .selectFrom('rewards.check_ins')
-      .select((eb) => eb.fn.countAll<string>().as('rows'))
-      .executeTakeFirstOrThrow();
-    const warehouseRows = Number(counted.rows);
-    if (backfill.value.status !== 'succeeded' || warehouseRows !== checkIns) {
-      throw new Error(
-        `backfill ${backfill.value.status}: ${warehouseRows} rows in the warehouse, ${checkIns} generated`,
-      );
-    }
-    const windows = (await windowsInRange(warehouse.db, {}, ['complete'])).map(windowOf);
+    const scripts = await buildDist();
+    progress(
+      `1-2/5 backfill (runCheckinsPass from empty, in a pipeline child) and bare loop (a child with its flags), alternated ${PAIRED_RUNS} times`,
+    );
+    const paired = await backfillsAgainstBare({ env, sim, postgres, scripts, fetchOptions, databases });
+    const { windows, bareOptions } = paired;
+    // The writer and look-back phases run in this process on the first run's warehouse.
+    const config = loadConfig(paired.env);
     if (args['backfill-only']) {
-      const { value: b, postgresCpuSeconds } = backfill;
-      process.stdout.write(
-        `backfill only: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s, postgres ${postgresCpuSeconds.toFixed(1)} s; ` +
-          `RSS baseline ${mb(b.baselineRssBytes)}, peak ${mb(b.peakRssBytes)}, heap peak ${mb(b.heapUsedPeakBytes)}; ` +
-          `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands; flags [${workerFlags}]\n`,
-      );
+      for (const { backfill, bare } of paired.pairs) {
+        const b = backfill.value;
+        process.stdout.write(
+          `backfill: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s (bare loop after it: ${bare.value.cpuSeconds.toFixed(1)} s, ${(b.cpuSeconds / bare.value.cpuSeconds).toFixed(2)}×), postgres ${backfill.postgresCpuSeconds.toFixed(1)} s; ` +
+            `RSS baseline ${mb(b.baselineRssBytes)}, peak ${mb(b.peakRssBytes)}, heap peak ${mb(b.heapUsedPeakBytes)}; ` +
+            `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands; flags [${workerFlags}]\n`,
+        );
+      }
       return;
     }
-
-    progress(`2/5 bare fetch loop over the same ${windows.length} windows, three times`);
-    // The comparator of two ratios: its own CPU varied 2.4-3.4 s between runs of one machine for the
-    // same requests, so the run with the median CPU is the one compared (wall time from that run).
-    const runBare = () => usageDelta(sim, postgres, () => bareFetchWindows({ ...fetchOptions, windows }));
-    const bareRuns: { bare: Awaited<ReturnType<typeof runBare>>; cpuSeconds: number }[] = [];
-    for (let run = 0; run < BARE_RUNS; run++) {
-      const before = cpuSeconds();
-      const bare = await runBare();
-      bareRuns.push({ bare, cpuSeconds: cpuSeconds() - before });
-    }
-    const medianBare = [...bareRuns].sort((x, y) => x.cpuSeconds - y.cpuSeconds)[Math.floor(BARE_RUNS / 2)]!;
-    const { bare, cpuSeconds: bareCpuSeconds } = medianBare;
-    // The same loop on node:http: what the undici package buys (or costs) the transport.
-    const nodeHttpCpuBefore = cpuSeconds();
-    const nodeHttp = await bareFetchWindows({ ...fetchOptions, windows, client: 'node:http' });
-    const nodeHttpCpuSeconds = cpuSeconds() - nodeHttpCpuBefore;
+    const { backfill, bare, warehouseRows } = paired.median;
+    // The goal is a ceiling: the highest peak of the runs is the one reported.
+    const peakRssBytes = Math.max(...paired.pairs.map((pair) => pair.backfill.value.peakRssBytes));
+    const bareCpuSeconds = bare.value.cpuSeconds;
+    // For reference: the same loop in this process (tsx, V8's defaults: how it was measured before
+    // session 9), and on node:http instead of the undici package (what undici buys the transport).
+    const inProcessCpuBefore = cpuSeconds();
+    const inProcess = await bareFetchWindows(bareOptions);
+    const inProcessCpuSeconds = cpuSeconds() - inProcessCpuBefore;
+    const nodeHttp = (
+      await runBareFetchChild(
+        scripts.bareFetch,
+        workerFlags,
+        { ...bareOptions, client: 'node:http' },
+        sim,
+        postgres,
+      )
+    ).value;
 
     progress('3/5 writer (commitCheckInPage per page) vs COPY, into a fresh database');
     const writerDb = await createBenchDatabase(postgres.url, 'writer');
@@ -319,9 +414,9 @@ async function main(): Promise<void> {
       },
       {
         name: 'Peak RSS of the built pipeline (no tsx)',
-        measured: mb(b.peakRssBytes),
+        measured: mb(peakRssBytes),
         goal: `≤ 150 MB${rssNote}`,
-        verdict: atMost(b.peakRssBytes, rssGoal),
+        verdict: atMost(peakRssBytes, rssGoal),
       },
       {
         name: 'Look-back req/h, hours 1–4 after backfill',
@@ -349,13 +444,33 @@ async function main(): Promise<void> {
         windowMs: HOUR_MS,
         workerFlags,
       },
-      backfill: { ...b, rowsPerSecond, warehouseRows, windows: windows.length, ...omitValue(backfill) },
+      // The median pair's backfill and bare loop (backfillsAgainstBare); peakRssBytes is the
+      // highest of all the runs, and `runs` lists each pair.
+      backfill: {
+        ...b,
+        peakRssBytes,
+        rowsPerSecond,
+        warehouseRows,
+        windows: windows.length,
+        ...omitValue(backfill),
+        runs: paired.pairs.map(({ backfill: run }) => ({
+          elapsedMs: run.value.elapsedMs,
+          cpuSeconds: run.value.cpuSeconds,
+          postgresCpuSeconds: run.postgresCpuSeconds,
+          peakRssBytes: run.value.peakRssBytes,
+        })),
+      },
       bareFetch: {
         ...bare.value,
         cpuSeconds: bareCpuSeconds,
         ...omitValue(bare),
-        runs: bareRuns.map((r) => ({ elapsedMs: r.bare.value.elapsedMs, cpuSeconds: r.cpuSeconds })),
-        nodeHttp: { ...nodeHttp, cpuSeconds: nodeHttpCpuSeconds },
+        flags: workerFlags,
+        runs: paired.pairs.map(({ bare: run }) => ({
+          elapsedMs: run.value.elapsedMs,
+          cpuSeconds: run.value.cpuSeconds,
+        })),
+        inBenchProcess: { ...inProcess, cpuSeconds: inProcessCpuSeconds },
+        nodeHttp,
       },
       pipelineVsBare,
       machineCpuRatio,
@@ -380,7 +495,7 @@ async function main(): Promise<void> {
     const buffers = (label: string, phase: PostgresPhase | null) =>
       phase === null
         ? `  ${label}: —`
-        : `  ${label}: CPU ${phase.cpuSeconds.toFixed(1)} s, ${phase.calls} statements (${(phase.execMs / 1000).toFixed(1)} s), buffers hit ${phase.sharedBlocksHit.toLocaleString('en')}, read ${phase.sharedBlocksRead.toLocaleString('en')}, dirtied ${phase.sharedBlocksDirtied.toLocaleString('en')}, written ${phase.sharedBlocksWritten.toLocaleString('en')}, WAL ${mb(phase.walBytes)}`;
+        : `  ${label}: CPU ${phase.cpuSeconds.toFixed(1)} s, ${phase.calls} statements (${(phase.execMs / 1000).toFixed(1)} s), buffers hit ${phase.sharedBlocksHit.toLocaleString('en')}, read ${phase.sharedBlocksRead.toLocaleString('en')}, dirtied ${phase.sharedBlocksDirtied.toLocaleString('en')}, written ${phase.sharedBlocksWritten.toLocaleString('en')}, WAL ${mb(phase.walBytes)}, JIT ${phase.jitFunctions} functions (${(phase.jitMs / 1000).toFixed(1)} s)`;
     process.stdout.write(
       [
         '',
@@ -393,10 +508,14 @@ async function main(): Promise<void> {
         'CPU seconds during each timed phase:',
         cpu(`backfill (${seconds(b.elapsedMs)})`, b.cpuSeconds, backfill),
         cpu(`bare fetch (${seconds(bare.value.elapsedMs)})`, bareCpuSeconds, bare),
-        `  bare loop runs (the median by CPU is compared): ${bareRuns
-          .map((r) => `${seconds(r.bare.value.elapsedMs)} / ${r.cpuSeconds.toFixed(1)} CPU-s`)
+        `  pairs, run back to back (the pair with the median CPU ratio is compared): ${paired.pairs
+          .map(
+            (pair) =>
+              `backfill ${pair.backfill.value.cpuSeconds.toFixed(1)} / bare ${pair.bare.value.cpuSeconds.toFixed(1)} CPU-s = ${(pair.backfill.value.cpuSeconds / pair.bare.value.cpuSeconds).toFixed(2)}×`,
+          )
           .join(', ')}`,
-        `  the same bare loop on node:http instead of undici: ${seconds(nodeHttp.elapsedMs)}, own CPU ${nodeHttpCpuSeconds.toFixed(1)} s`,
+        `  the same bare loop in the bench's process (tsx, V8's defaults): ${seconds(inProcess.elapsedMs)}, own CPU ${inProcessCpuSeconds.toFixed(1)} s`,
+        `  the same bare loop on node:http instead of undici: ${seconds(nodeHttp.elapsedMs)}, own CPU ${nodeHttp.cpuSeconds.toFixed(1)} s`,
         'Postgres per phase (its own cluster; pg_stat_statements, top-level statements):',
         buffers('backfill', backfill.postgres),
         buffers(`writer (${seconds(writer.writerMs)})`, writer.writerPostgres),
@@ -405,7 +524,7 @@ async function main(): Promise<void> {
         `Busy venue, Postgres backend CPU µs/row by page: ${busy.value.backendMicrosPerRow.join(' ')}; wall µs/row: ${busy.value.microsPerRow.join(' ')} (last ÷ first ${busy.value.wallLastVsFirst.toFixed(2)}); settle of its day ${busy.value.settleMs.toFixed(0)} ms.`,
         `Backfill waits: Postgres ${seconds(b.io.postgresMs)} over ${b.io.postgresQueries} queries (${(b.io.postgresQueries / windows.length).toFixed(1)} per window, ${(b.io.postgresQueries / b.requests).toFixed(1)} per request, ${b.io.postgresCommits} explicit commits), ` +
           `Redis ${seconds(b.io.redisMs)} over ${b.io.redisCommands} commands (summed over the two windows in flight, so they can exceed the wall time).`,
-        `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)}, ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}. Pipeline child's flags: [${workerFlags}].`,
+        `Pipeline RSS: baseline ${mb(b.baselineRssBytes)}, peak sampled ${mb(b.peakRssBytes)} (the highest of the ${PAIRED_RUNS} runs: ${mb(peakRssBytes)}), ru_maxrss ${mb(b.maxRssBytes)}; simulator ru_maxrss ${mb(backfill.simulatorRssBytes)}. Pipeline child's flags: [${workerFlags}].`,
         `Writer: ${writer.pages} pages, ${writer.rows.toLocaleString('en')} distinct rows; COPY: ${writer.copyMethod} (${writer.copyRuns.map((run) => seconds(run.ms)).join(', ')}).`,
         `Phases: backfill ${seconds(b.elapsedMs)}, bare fetch ${seconds(bare.value.elapsedMs)}, writer-vs-COPY ${seconds(phaseMs.writer)}, look-back ${seconds(phaseMs.lookback)}.`,
         `Look-back: ${lookback.passes} passes every ${lookback.passEveryMs / 1000} s over ${lookback.measuredMs / HOUR_MS} h simulated, ${lookback.arrivals} arrivals; ` +

@@ -21,6 +21,9 @@ export interface PostgresPhase {
   sharedBlocksDirtied: number;
   sharedBlocksWritten: number;
   walBytes: number;
+  /** Functions JIT-compiled (jit_functions) and the time spent compiling them (generation + inlining + optimization + emission). */
+  jitFunctions: number;
+  jitMs: number;
   /** The statements that took the most time, first 160 characters each. */
   top: {
     query: string;
@@ -108,7 +111,8 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
         select coalesce(sum(calls), 0) as calls, coalesce(sum(total_exec_time), 0) as exec_ms,
           coalesce(sum(shared_blks_hit), 0) as hit, coalesce(sum(shared_blks_read), 0) as read,
           coalesce(sum(shared_blks_dirtied), 0) as dirtied, coalesce(sum(shared_blks_written), 0) as written,
-          coalesce(sum(wal_bytes), 0) as wal
+          coalesce(sum(wal_bytes), 0) as wal, coalesce(sum(jit_functions), 0) as jit_functions,
+          coalesce(sum(jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time), 0) as jit_ms
         from pg_stat_statements where ${own}`);
       const { rows: top } = await admin.query<Record<string, string>>(`
         select left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query, calls, total_exec_time as exec_ms, rows,
@@ -127,6 +131,8 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
           sharedBlocksDirtied: n(totals.dirtied),
           sharedBlocksWritten: n(totals.written),
           walBytes: n(totals.wal),
+          jitFunctions: n(totals.jit_functions),
+          jitMs: n(totals.jit_ms),
           top: top.map((row) => ({
             query: row.query ?? '',
             calls: n(row.calls),
