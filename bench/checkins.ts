@@ -290,7 +290,7 @@ async function main(): Promise<void> {
       for (const { backfill, bare } of paired.pairs) {
         const b = backfill.value;
         process.stdout.write(
-          `backfill: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s (bare loop after it: ${bare.value.cpuSeconds.toFixed(1)} s, ${(b.cpuSeconds / bare.value.cpuSeconds).toFixed(2)}×), postgres ${backfill.postgresCpuSeconds.toFixed(1)} s; ` +
+          `backfill: ${seconds(b.elapsedMs)}, own CPU ${b.cpuSeconds.toFixed(1)} s, ${b.systemCpuSeconds.toFixed(1)} in the kernel (bare loop after it: ${bare.value.cpuSeconds.toFixed(1)} s, ${bare.value.systemCpuSeconds.toFixed(1)} in the kernel; ${(b.cpuSeconds / bare.value.cpuSeconds).toFixed(2)}×), postgres ${backfill.postgresCpuSeconds.toFixed(1)} s; ` +
             `RSS baseline ${mb(b.baselineRssBytes)}, peak ${mb(b.peakRssBytes)}, heap peak ${mb(b.heapUsedPeakBytes)}; ` +
             `${b.io.postgresQueries} queries, ${b.io.redisCommands} Redis commands; flags [${workerFlags}]\n`,
         );
@@ -456,6 +456,7 @@ async function main(): Promise<void> {
         runs: paired.pairs.map(({ backfill: run }) => ({
           elapsedMs: run.value.elapsedMs,
           cpuSeconds: run.value.cpuSeconds,
+          systemCpuSeconds: run.value.systemCpuSeconds,
           postgresCpuSeconds: run.postgresCpuSeconds,
           peakRssBytes: run.value.peakRssBytes,
         })),
@@ -468,6 +469,7 @@ async function main(): Promise<void> {
         runs: paired.pairs.map(({ bare: run }) => ({
           elapsedMs: run.value.elapsedMs,
           cpuSeconds: run.value.cpuSeconds,
+          systemCpuSeconds: run.value.systemCpuSeconds,
         })),
         inBenchProcess: { ...inProcess, cpuSeconds: inProcessCpuSeconds },
         nodeHttp,
@@ -511,7 +513,7 @@ async function main(): Promise<void> {
         `  pairs, run back to back (the pair with the median CPU ratio is compared): ${paired.pairs
           .map(
             (pair) =>
-              `backfill ${pair.backfill.value.cpuSeconds.toFixed(1)} / bare ${pair.bare.value.cpuSeconds.toFixed(1)} CPU-s = ${(pair.backfill.value.cpuSeconds / pair.bare.value.cpuSeconds).toFixed(2)}×`,
+              `backfill ${pair.backfill.value.cpuSeconds.toFixed(1)} (kernel ${pair.backfill.value.systemCpuSeconds.toFixed(1)}) / bare ${pair.bare.value.cpuSeconds.toFixed(1)} (kernel ${pair.bare.value.systemCpuSeconds.toFixed(1)}) CPU-s = ${(pair.backfill.value.cpuSeconds / pair.bare.value.cpuSeconds).toFixed(2)}×`,
           )
           .join(', ')}`,
         `  the same bare loop in the bench's process (tsx, V8's defaults): ${seconds(inProcess.elapsedMs)}, own CPU ${inProcessCpuSeconds.toFixed(1)} s`,

@@ -10,7 +10,7 @@ import { createPipelineRuntime } from '../../src/runtime/pipeline.js';
 import { runCheckinsPass } from '../../src/streams/checkins/pass.js';
 import { installIoProbe, type IoTotals } from './io-probe.js';
 import { startPromotedProfile } from './promoted-profile.js';
-import { cpuSeconds, serveRpc } from './rpc.js';
+import { cpuSeconds, serveRpc, systemCpuSeconds } from './rpc.js';
 
 export interface BackfillResult {
   status: string;
@@ -19,6 +19,8 @@ export interface BackfillResult {
   details: Record<string, unknown>;
   elapsedMs: number;
   cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel. */
+  systemCpuSeconds: number;
   /** RSS after the runtime is assembled, before the pass. */
   baselineRssBytes: number;
   /** Highest of the RSS samples (every 50 ms) taken during the pass. */
@@ -57,6 +59,7 @@ async function backfill(): Promise<BackfillResult> {
     : null;
   const ioBefore = { ...io };
   const cpuBefore = cpuSeconds();
+  const systemBefore = systemCpuSeconds();
   const started = performance.now();
   try {
     const outcome = await runCheckinsPass(runtime.deps);
@@ -76,6 +79,7 @@ async function backfill(): Promise<BackfillResult> {
       },
       elapsedMs,
       cpuSeconds: cpuSeconds() - cpuBefore,
+      systemCpuSeconds: systemCpuSeconds() - systemBefore,
       baselineRssBytes,
       peakRssBytes,
       maxRssBytes: process.resourceUsage().maxRSS * 1024,

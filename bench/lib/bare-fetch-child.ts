@@ -5,10 +5,12 @@
 // bench's own process (tsx, V8's defaults) the floor was measured without that cost.
 
 import { bareFetchWindows, type BareFetchOptions, type BareFetchResult } from './bare-fetch.js';
-import { cpuSeconds, serveRpc } from './rpc.js';
+import { cpuSeconds, serveRpc, systemCpuSeconds } from './rpc.js';
 
 export interface BareFetchChildResult extends BareFetchResult {
   cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel. */
+  systemCpuSeconds: number;
   peakRssBytes: number;
 }
 
@@ -16,10 +18,12 @@ serveRpc(
   {
     fetch: async (options: BareFetchOptions): Promise<BareFetchChildResult> => {
       const before = cpuSeconds();
+      const systemBefore = systemCpuSeconds();
       const result = await bareFetchWindows(options);
       return {
         ...result,
         cpuSeconds: cpuSeconds() - before,
+        systemCpuSeconds: systemCpuSeconds() - systemBefore,
         peakRssBytes: process.resourceUsage().maxRSS * 1024,
       };
     },

@@ -116,6 +116,11 @@ export function serveRpc(handlers: Handlers, ready: unknown): void {
   process.send({ ready } satisfies Ready);
 }
 
+/** CPU seconds of this process so far in the kernel (system time: page faults, socket I/O). */
+export function systemCpuSeconds(): number {
+  return process.cpuUsage().system / 1e6;
+}
+
 /** CPU seconds (user + system) of this process so far. */
 export function cpuSeconds(): number {
   const usage = process.cpuUsage();
