@@ -57,7 +57,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     /** What the pass promotes to V8's old generation, by allocation site (bench/lib/promoted-profile.ts). */
     'promoted-profile': { type: 'boolean', default: false },
-    /** Only phase 1 (the backfill) and one bare loop, printed and not written to the results file: for quick trials. */
+    /** Only phases 1 and 2 (three backfill / bare-loop pairs), printed and not written to the results file: for quick trials. */
     'backfill-only': { type: 'boolean', default: false },
     /** Only phase 6 (the busy venue), three times in fresh databases, printed: for quick trials. */
     'busy-venue-only': { type: 'boolean', default: false },
@@ -231,8 +231,8 @@ async function backfillsAgainstBare(context: {
   const cpuRatio = (pair: (typeof pairs)[number]) =>
     pair.backfill.value.cpuSeconds / pair.bare.value.cpuSeconds;
   const median = [...pairs].sort((x, y) => cpuRatio(x) - cpuRatio(y))[Math.floor(pairs.length / 2)]!;
-  const { warehouse, env, windows } = kept!;
-  return { pairs, median, warehouse, env, windows, bareOptions: { ...context.fetchOptions, windows } };
+  const { env, windows } = kept!;
+  return { pairs, median, env, windows, bareOptions: { ...context.fetchOptions, windows } };
 }
 
 async function main(): Promise<void> {
