@@ -1,8 +1,7 @@
-// Entry of the bare fetch loop's child process (bench/checkins.ts, phase 2). The loop runs here,
-// compiled and on plain node with the V8 flags the pipeline child gets, so that the two CPU figures
-// compared differ only by what the pipeline does beyond HTTP and JSON.parse: the heap policy
-// (src/runtime/heap-policy.ts) also makes JSON.parse's garbage dearer to collect, and in the
-// bench's own process (tsx, V8's defaults) the floor was measured without that cost.
+// Entry of the bare fetch loop's child process (bench/checkins.ts, phase 2). The loop runs here as
+// the pipeline does, compiled, on plain node, with the pipeline child's V8 flags, so that the two
+// CPU figures compared differ only by what the pipeline does beyond HTTP and JSON.parse, not by
+// heap settings or the tsx loader.
 
 import { bareFetchWindows, type BareFetchOptions, type BareFetchResult } from './bare-fetch.js';
 import { cpuSeconds, serveRpc, systemCpuSeconds } from './rpc.js';
@@ -11,7 +10,6 @@ export interface BareFetchChildResult extends BareFetchResult {
   cpuSeconds: number;
   /** The part of cpuSeconds spent in the kernel. */
   systemCpuSeconds: number;
-  peakRssBytes: number;
 }
 
 serveRpc(
@@ -24,7 +22,6 @@ serveRpc(
         ...result,
         cpuSeconds: cpuSeconds() - before,
         systemCpuSeconds: systemCpuSeconds() - systemBefore,
-        peakRssBytes: process.resourceUsage().maxRSS * 1024,
       };
     },
     close: () => {

@@ -1,11 +1,11 @@
 import http from 'node:http';
 import pMap from 'p-map';
 import { Agent, request } from 'undici';
-import { nextKeysetBound } from '../../src/sync/keyset-paging.js';
+import { advanceKeyset } from '../../src/sync/keyset-paging.js';
 import type { Window } from '../../src/sync/windows.js';
 
 // The floor the pipeline is compared with: the same requests over the same windows, keyset
-// paging exactly as pageToEnd does (bound moved to the oldest row + 1 ms, page 0 again), but
+// paging exactly as pageToEnd does (advanceKeyset: bound moved to the oldest row + 1 ms, page 0 again), but
 // nothing beyond HTTP and JSON.parse: no record validation, no rate limiter, no database.
 
 export interface BareFetchOptions {
@@ -90,14 +90,11 @@ export async function bareFetchWindows(options: BareFetchOptions): Promise<BareF
           const records = body.check_ins;
           rows += records.length;
           if (body.pagination.next_page === null || records.length === 0) break;
-          let oldest = Number.POSITIVE_INFINITY;
-          for (const record of records) oldest = Math.min(oldest, Date.parse(record.created_at));
-          const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
-          if (bound === null) page++;
-          else {
-            before = bound;
-            page = 0;
-          }
+          ({ before, page } = advanceKeyset(
+            { before, page },
+            records.map((record) => Date.parse(record.created_at)),
+            false,
+          ));
         }
       },
       { concurrency: options.concurrency ?? 2 },

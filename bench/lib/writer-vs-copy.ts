@@ -4,7 +4,7 @@ import { chmod } from 'node:fs/promises';
 import { sql, type Kysely } from 'kysely';
 import type { PartnerApi } from '../../src/api/partner-api.js';
 import type { CheckIn } from '../../src/records/index.js';
-import { nextKeysetBound } from '../../src/sync/keyset-paging.js';
+import { advanceKeyset } from '../../src/sync/keyset-paging.js';
 import type { Window } from '../../src/sync/windows.js';
 import { CHECKINS_TUNING } from '../../src/streams/checkins/tuning.js';
 import { commitCheckInPage } from '../../src/warehouse/check-in-pages.js';
@@ -72,13 +72,11 @@ async function* windowPages(api: PartnerApi, window: Window, pageSize: number): 
     const result = first.value;
     yield result.records;
     if (result.pagination.nextPage === null || result.records.length + result.rejections.length === 0) return;
-    const oldest = result.records.reduce((min, r) => Math.min(min, r.createdAtMs), Number.POSITIVE_INFINITY);
-    const bound = Number.isFinite(oldest) ? nextKeysetBound(before, oldest) : null;
-    if (bound === null) page++;
-    else {
-      before = bound;
-      page = 0;
-    }
+    ({ before, page } = advanceKeyset(
+      { before, page },
+      result.records.map((r) => r.createdAtMs),
+      false,
+    ));
   }
 }
 

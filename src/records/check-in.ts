@@ -41,6 +41,14 @@ export interface CheckIn {
   extra?: Record<string, unknown> | null;
 }
 
+/** The oldest `createdAtMs` of `records`; undefined when there are none. */
+export function oldestCreatedAtMs(records: readonly Pick<CheckIn, 'createdAtMs'>[]): number | undefined {
+  if (records.length === 0) return undefined;
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
+  return oldest;
+}
+
 /** The check-in fields around a location parsed (and remembered by content) by `location`. */
 function checkInSchema(location: z.ZodType<Location>) {
   return z.object({

@@ -3,7 +3,7 @@ import { driftOf } from '../records/parse.js';
 import { driftCounts } from '../records/schema-drift.js';
 import { noteSchemaDrift } from './schema-drift.js';
 import type { PartnerApi } from '../api/partner-api.js';
-import type { ListResult, ParseResult, Rejection } from '../records/index.js';
+import { oldestCreatedAtMs, type ListResult, type ParseResult, type Rejection } from '../records/index.js';
 import { afterMemberCheckInPage } from '../sync/member-check-in-paging.js';
 import { MEMBER_KINDS, type MemberKind } from '../sync/member-read-plan.js';
 import {
@@ -226,13 +226,6 @@ async function syncMemberCheckIns(
   else if (head.ended === 'bound') resume = Math.min(resume ?? Number.POSITIVE_INFINITY, head.resume);
   else if (resume !== null && pagesLeft > 0) resume = (await readFrom(resume, false)).resume;
   return { rejected, resumePage: resume, newVisits };
-}
-
-function oldestCreatedAtMs(records: readonly { createdAtMs: number }[]): number | undefined {
-  if (records.length === 0) return undefined;
-  let oldest = Number.POSITIVE_INFINITY;
-  for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
-  return oldest;
 }
 
 /** All the member's memberships, paged to the end with a sane page size (the API does not cap it). */

@@ -135,19 +135,17 @@ export function venuesOf(rows: readonly Pick<CheckIn, 'locationId' | 'restaurant
 } {
   const locationIds: string[] = [];
   const restaurantIds: string[] = [];
-  // A location id maps to the places of its pairs: one, unless its restaurant changed mid-page.
-  const placesOfLocation = new Map<string, number[]>();
-  const venueOfRow = rows.map((row) => {
-    let places = placesOfLocation.get(row.locationId);
-    if (places === undefined) {
-      places = [];
-      placesOfLocation.set(row.locationId, places);
+  const placeOf = new Map<string, Map<string, number>>(); // location id → restaurant id → place
+  const venueOfRow = rows.map(({ locationId, restaurantId }) => {
+    let byRestaurant = placeOf.get(locationId);
+    if (byRestaurant === undefined) placeOf.set(locationId, (byRestaurant = new Map<string, number>()));
+    let place = byRestaurant.get(restaurantId);
+    if (place === undefined) {
+      place = locationIds.push(locationId);
+      restaurantIds.push(restaurantId);
+      byRestaurant.set(restaurantId, place);
     }
-    for (const place of places) if (restaurantIds[place - 1] === row.restaurantId) return place;
-    locationIds.push(row.locationId);
-    restaurantIds.push(row.restaurantId);
-    places.push(locationIds.length);
-    return locationIds.length;
+    return place;
   });
   return { locationIds, restaurantIds, venueOfRow };
 }

@@ -1,6 +1,6 @@
 import type { Page } from '../../api/partner-api.js';
 import { unfenced } from '../../leases/fenced-database.js';
-import type { CheckIn, Location } from '../../records/index.js';
+import { oldestCreatedAtMs, type CheckIn, type Location } from '../../records/index.js';
 import type { KeysetCursor } from '../../sync/keyset-paging.js';
 import type { Window } from '../../sync/windows.js';
 import { commitCheckInPage } from '../../warehouse/check-in-pages.js';
@@ -232,8 +232,7 @@ export class WindowPageCommitter {
 
 /** The records at the page's oldest instant, by id. */
 function oldestRows(records: readonly CheckIn[]): Map<string, CheckIn> {
-  let oldest = Number.POSITIVE_INFINITY;
-  for (const record of records) oldest = Math.min(oldest, record.createdAtMs);
+  const oldest = oldestCreatedAtMs(records);
   return new Map(records.filter((r) => r.createdAtMs === oldest).map((r) => [r.id, r]));
 }
 
